@@ -1,0 +1,14 @@
+from configparser import ConfigParser
+from setuptools import setup, find_packages
+
+cfg = ConfigParser(delimiters=['='])
+cfg.read('settings.ini', encoding='utf-8')
+c = cfg['DEFAULT']
+setup(
+    name=c['lib_name'], version=c['version'], description=c['description'], license='MIT',
+    author=c['author'], author_email=c['author_email'], url=c['git_url'],
+    long_description=open('README.md', encoding='utf-8').read(), long_description_content_type='text/markdown',
+    packages=find_packages(include=['tinybook', 'tinybook.*']), python_requires='>=' + c['min_python'],
+    install_requires=c['requirements'].split(), extras_require={'dev': c['dev_requirements'].split()},
+    entry_points={'nbdev': ['tinybook=tinybook._modidx:d']},
+    classifiers=['License :: OSI Approved :: MIT License', 'Programming Language :: Python :: 3'])
