@@ -1,0 +1,26 @@
+# `make test`: set up a fresh Debian/Ubuntu machine (idempotent, quick when done), then run the README's test command.
+# `make book`: execute every notebook and write the HTML book to _site/.
+APT_PKGS := clang lld qemu-user pocl-opencl-icd ocl-icd-libopencl1 mesa-vulkan-drivers libvulkan1
+TEST_CMD := .venv/bin/nbdev_test --n_workers 2 && .venv/bin/pytest -q --nbval-lax nbs/ tests/
+
+.PHONY: test book sysdeps
+test: sysdeps .venv/.installed
+	$(TEST_CMD)
+
+book: sysdeps .venv/.installed
+	.venv/bin/python tools/book.py
+
+# apt packages the backends need: installed when root, otherwise listed
+sysdeps:
+	@missing=$$(for p in $(APT_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -z "$$missing" ]; then true; \
+	elif [ "$$(id -u)" = 0 ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	else echo "missing apt packages (run 'sudo make sysdeps' to install):" $$missing; fi
+
+.venv/bin/python:
+	python3 -m venv .venv
+
+# the stamp re-runs pip only when the package metadata changes
+.venv/.installed: setup.py settings.ini pyproject.toml | .venv/bin/python
+	.venv/bin/pip install -q -e ".[dev]"
+	touch $@

@@ -1,0 +1,21 @@
+"Make nbval skip the notebook cells that nbdev_test skips, so the two test runners agree."
+import re
+from configparser import ConfigParser
+from pathlib import Path
+import pytest
+
+cfg = ConfigParser(delimiters=["="])
+cfg.read(Path(__file__).parent / "settings.ini", encoding="utf-8")
+TST_FLAGS = set(cfg["DEFAULT"]["tst_flags"].split())
+
+def nbdev_skips(src: str) -> bool:
+    "Does nbdev_test skip a cell with source `src`? (a `#|` line at its top names a `tst_flags` flag or `eval: false`; or it calls nbdev_export)"
+    for line in src.lstrip().splitlines():
+        if not (m := re.match(r"#\s*\|\s*(\S+)\s*(\S*)", line)): break
+        if m[1] in TST_FLAGS or (m[1] == "eval:" and m[2].lower() == "false"): return True
+    return "nbdev_export(" in src
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        cell = getattr(item, "cell", None)  # nbval's IPyNbCell items carry the notebook cell
+        if cell is not None and nbdev_skips(cell.source): item.add_marker(pytest.mark.skip(reason="skipped by nbdev_test too"))
