@@ -1,3 +1,5 @@
 __version__ = "0.0.1"
 from tinybook.tensor import Tensor, dtypes, DType, UOp, Ops
-import tinybook.ops  # noqa: F401, adds arithmetic and the composite API to Tensor
+import tinybook.ops, tinybook.autograd  # noqa: E401, the arithmetic API and gradients on Tensor
+from tinybook import nn
+import tinybook.nn.state, tinybook.nn.optim  # noqa: E401
