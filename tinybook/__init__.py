@@ -1,5 +1,5 @@
 __version__ = "0.0.1"
 from tinybook.tensor import Tensor, dtypes, DType, UOp, Ops
-import tinybook.ops, tinybook.autograd  # noqa: E401, the arithmetic API and gradients on Tensor
+import tinybook.ops, tinybook.autograd, tinybook.schedule  # noqa: E401, the arithmetic API, gradients and scheduling on Tensor
 from tinybook import nn
 import tinybook.nn.state, tinybook.nn.optim  # noqa: E401
