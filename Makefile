@@ -1,6 +1,6 @@
 # `make test`: set up a fresh Debian/Ubuntu machine (idempotent, quick when done), then run the README's test command.
 # `make book`: execute every notebook and write the HTML book to _site/.
-APT_PKGS := clang lld qemu-user pocl-opencl-icd ocl-icd-libopencl1 mesa-vulkan-drivers libvulkan1
+APT_PKGS := gcc clang lld qemu-user pocl-opencl-icd ocl-icd-libopencl1 mesa-vulkan-drivers libvulkan1
 TEST_CMD := .venv/bin/nbdev_test --n_workers 2 && .venv/bin/pytest -q --nbval-lax nbs/ tests/
 
 .PHONY: test book sysdeps
