@@ -1,5 +1,6 @@
 __version__ = "0.0.1"
 from tinybook.tensor import Tensor, dtypes, DType, UOp, Ops
-import tinybook.ops, tinybook.autograd, tinybook.schedule, tinybook.codegen  # noqa: E401, arithmetic, gradients, scheduling, C kernels
+import tinybook.ops, tinybook.autograd, tinybook.schedule, tinybook.codegen, tinybook.renderer  # noqa: E401, arithmetic, gradients, scheduling, loops
+import tinybook.runtime.cpu  # noqa: E401, the CPU and PYTHON devices
 from tinybook import nn
 import tinybook.nn.state, tinybook.nn.optim  # noqa: E401

@@ -1,0 +1,1 @@
+"Devices: each runs kernels somewhere (05_backends adds the rest)"
