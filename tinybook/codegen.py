@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_rules, cast_np, patch_to
 
 # %% auto #0
-__all__ = ['OPT_TYPES', 'MAX_UPCAST', 'IDX_OPS', 'sint', 'srange', 'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand',
-           'unravel', 'view_index', 'st_index', 'reduce_shapes', 'Opt', 'KernelOptError', 'Kernel', 'is_index',
-           'eval_index', 'run_linear', 'hand_coded_opts', 'opt_actions']
+__all__ = ['OPT_TYPES', 'MAX_UPCAST', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint', 'srange', 'vbounds',
+           'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index', 'reduce_shapes', 'Opt',
+           'KernelOptError', 'Kernel', 'is_index', 'eval_index', 'run_linear', 'hand_coded_opts', 'opt_actions',
+           'decompose']
 
 # %% ../nbs/04_codegen.ipynb #20209e49
 def sint(v) -> UOp: return v if isinstance(v, UOp) else UOp(Ops.CONST, dtypes.int32, (), int(v))
@@ -169,8 +170,8 @@ def is_index(u:UOp) -> bool:
     return u.__dict__["is_index"]
 def _const(v, d:DType) -> UOp: return UOp(Ops.CONST, d, (), v)
 @patch_to(Kernel)
-def linearize(self) -> list[UOp]:
-    "The kernel as a linear program (see above)."
+def linearize(self, supported:set|None=None) -> list[UOp]:
+    "The kernel as a linear program (see above), with the ALU ops outside `supported` (if given) decomposed."
     shape, types = self.full_shape, self.types
     loops = {i: srange(f"{dict(g='gidx', l='lidx', G='ridx', r='ridx')[t]}{i}", n) for i, (t, n) in enumerate(zip(types, shape)) if t in "glGr" and n != 1}
     def combos(t:str) -> list[dict]:
@@ -186,6 +187,7 @@ def linearize(self) -> list[UOp]:
             return UOp(Ops.REDUCE, u.dtype, tuple(build(u.src[0], {**c, **cu}) for cu in combos("u")) + tuple(loops[a] for a in self.axes("Gr") if a in loops), u.arg[0])
         return UOp(u.op, u.dtype, tuple(build(s, c) for s in u.src), u.arg)
     sink = UOp(Ops.SINK, dtypes.void, tuple(build(s, c) for c in combos("U") for s in self.ast.src))
+    if supported is not None: sink = decompose(sink, supported)
     nest = [loops[a] for t in "glGr" for a in self.axes(t) if a in loops]
     ng, deps, post = sum(r.arg[0][0] != "r" for r in nest), {}, {}
     for u in sink.toposort:
@@ -246,3 +248,93 @@ def opt_actions(k:Kernel, has_local:bool=False) -> list[Opt]:
 def _fits(k:Kernel, o:Opt) -> bool:
     try: return bool(Kernel(k.ast, k.opts + [o]))
     except KernelOptError: return False
+
+# %% ../nbs/04_codegen.ipynb #de14281a
+class _V:
+    "A UOp with operators, so formulas read as math; a Python number becomes a constant of the other side's dtype."
+    def __init__(s, u:UOp): s.u = u
+    def c(s, v) -> UOp: return v.u if isinstance(v, _V) else UOp(Ops.CONST, s.u.dtype, (), v)
+    def alu(s, op, *o, dt=None): return _V(UOp(op, dt or s.u.dtype, (s.u, *map(s.c, o))))
+    def __sub__(s, o): return s + (o * -1 if isinstance(o, _V) else -o)
+    def __lt__(s, o): return s.alu(Ops.CMPLT, o, dt=dtypes.bool)
+    def __gt__(s, o): return _V(s.c(o)) < s
+    def where(s, a, b): return _V(UOp(Ops.WHERE, (t := a if isinstance(a, _V) else b).u.dtype, (s.u, t.c(a), t.c(b))))
+    def cast(s, d, op=Ops.CAST): return _V(UOp(op, d, (s.u,)))
+    def bitcast(s, d): return s.cast(d, Ops.BITCAST)
+for _n, _op in [("add", Ops.ADD), ("radd", Ops.ADD), ("mul", Ops.MUL), ("rmul", Ops.MUL), ("and", Ops.AND), ("or", Ops.OR),
+                ("xor", Ops.XOR), ("rshift", Ops.SHR), ("lshift", Ops.SHL)]: setattr(_V, f"__{_n}__", (lambda op: lambda s, o: s.alu(op, o))(_op))
+def _K(v, d) -> _V: return _V(UOp(Ops.CONST, d, (), v))
+def _poly(x:_V, cs:list) -> _V: return functools.reduce(lambda a, c: a * x + c, cs[-2::-1], _K(cs[-1], x.u.dtype))  # Horner, cs low -> high
+
+# float dtype -> (int of its size, unsigned of its size, mantissa bits, exponent bias)
+FLOAT_FMT = {dtypes.float16: (dtypes.int16, dtypes.uint16, 10, 15), dtypes.bfloat16: (dtypes.int16, dtypes.uint16, 7, 127),
+       dtypes.float32: (dtypes.int32, dtypes.uint32, 23, 127), dtypes.float64: (dtypes.int64, dtypes.uint64, 52, 1023)}
+# From tools/fit_decomp.py: mpmath Chebyshev fits (near-minimax) at 60 digits, each coefficient with the digits its term needs. Max relative error:
+#   exp2: 2^f = 1 + f*P(f), |f| <= 1/2                    f32 7.6e-9, f64 2.1e-17
+#   log2: log2(1+t) = t*P(t), t in [sqrt(1/2)-1, sqrt(2)-1]  f32 1.9e-8, f64 3.2e-17
+#   sin r = r*(1 + r^2*P(r^2)), cos r = 1 + r^2*P(r^2), |r| <= 1.001*pi/4: f32 4.8e-9, 1.9e-9, f64 4.4e-18, 1.6e-18
+#   pio2: pi/2 = C1 + C2 + C3 with C1, C2 of 11 (f32) / 32 (f64) bits, so n*C1 and n*C2 are exact for |n| < 2^13 / 2^21
+DECOMP_COEF = {dtypes.float32: dict(exp2=[0.693147188, 0.24022651, 0.05550357, 0.00961808, 0.0013391, 0.0001545],
+    log2=[1.44269504, -0.721347354, 0.48089852, -0.36069654, 0.28855256, -0.2396081, 0.2048576, -0.191388, 0.18476, -0.1075],
+    sin=[-0.166666667, 0.00833333, -0.0001984, 2.72e-06], cos=[-0.5, 0.04166665, -0.00138876, 2.446e-05],
+    pio2=[1.5703125, 0.0004837513, 7.54979e-08]),
+  dtypes.float64: dict(exp2=[0.6931471805599453, 0.24022650695910097, 0.0555041086648216, 0.0096181291076069, 0.0013333558146417,
+    0.0001540353044174, 1.525273383e-05, 1.321544259e-06, 1.01780624e-07, 7.072586e-09, 4.45496e-10],
+    log2=[1.4426950408889634, -0.7213475204444822, 0.4808983469629793, -0.3606737602218718, 0.2885390081799428, -0.240449173549558,
+      0.2060992913778766, -0.180336874361528, 0.16029945342821, -0.14426976700976, 0.13115422276902, -0.12021762501444, 0.1109663107482,
+      -0.1031564771346, 0.096434009467, -0.089303686196, 0.081753064784, -0.08234343834, 0.09414882662, -0.08546741794, 0.0367741693],
+    sin=[-0.16666666666666666, 0.00833333333333333, -0.00019841269841265, 2.75573192193e-06, -2.505210622e-08, 1.605853e-10, -7.587e-13],
+    cos=[-0.5, 0.04166666666666664, -0.00138888888888807, 2.480158729363e-05, -2.7557315544e-07, 2.0875883e-09, -1.13678e-11],
+    pio2=[1.5707963267341256, 6.077100506303966e-11, 2.0222662487959506e-21])}
+
+def _exp2(x:_V) -> _V:
+    "2^x = 2^f * 2^n1 * 2^n2 with n = n1 + n2 = round(x): two normal powers of two reach denormal results with one rounding."
+    d = x.u.dtype; I, _, mant, bias = FLOAT_FMT[d]; lim, M = 1.5 * bias, 1.5 * 2.0 ** mant
+    x = (x < -lim).where(-lim, (x > lim).where(lim, x))  # keeps n1, n2 normal exponents; a NaN passes, and poisons the polynomial
+    n = x + M - M  # round to nearest: adding 1.5*2^mant pushes the fraction bits out
+    ni = n.cast(I); n1 = ni >> 1
+    return _poly(x - n, [1.0] + DECOMP_COEF[d]["exp2"]) * ((n1 + bias) << mant).bitcast(d) * ((ni - n1 + bias) << mant).bitcast(d)
+def _log2(x:_V) -> _V:
+    "log2 x = k + log2 m with m in [sqrt(1/2), sqrt(2)) read from the bits; denormals are scaled by 2^mant first."
+    d = x.u.dtype; _, U, mant, bias = FLOAT_FMT[d]; m0 = int(np.sqrt(np.array(0.5, d.np)).view(U.np))
+    dn = x < 2.0 ** (1 - bias)
+    b = dn.where(x * 2.0 ** mant, x).bitcast(U) + ((bias << mant) - m0)  # the exponent field is now k + bias
+    t = ((b & (1 << mant) - 1) + m0).bitcast(d) - 1.0  # exact (Sterbenz)
+    r = (b >> mant).cast(d) + dn.where(_K(-bias - mant, d), -bias) + t * _poly(t, DECOMP_COEF[d]["log2"])
+    return (x < math.inf).where((x < 2.0 ** (1 - bias - mant)).where((x < 0).where(_K(math.nan, d), -math.inf), r), x)  # inf, NaN, <= 0
+def _sin(x:_V) -> _V:
+    "sin x = ±sin r or ±cos r, x = n*pi/2 + r with |r| <= pi/4, r by Cody-Waite with three pieces of pi/2."
+    d = x.u.dtype; c = DECOMP_COEF[d]; M = 1.5 * 2.0 ** FLOAT_FMT[d][2]
+    n = x * (2 / math.pi) + M - M
+    r = x + n * -c["pio2"][0] + n * -c["pio2"][1] + n * -c["pio2"][2]
+    z, q = r * r, n.cast(FLOAT_FMT[d][0]) & 3
+    v = (0 < (q & 1)).where(_poly(z, [1.0] + c["cos"]), r * _poly(z, [1.0] + c["sin"]))  # r*(1 + ...) keeps sin(-0.0) = -0.0
+    return (1 < q).where(v * -1, v)
+def _trunc(x:_V) -> _V:
+    "An int round trip truncates; |x| >= 2^mant (and inf, NaN) is integral already; OR-ing the sign back keeps -0.0."
+    d = x.u.dtype; I, U, mant, _ = FLOAT_FMT[d]; b, sign = x.bitcast(U), 2 ** (8 * d.itemsize - 1)
+    return ((b & sign - 1).bitcast(d) < 2.0 ** mant).where((x.cast(I).cast(d).bitcast(U) | (b & sign)).bitcast(d), x)
+def _isnan(x:_V, sup) -> _V: return x.alu(Ops.CMPNE, x, dt=dtypes.bool) if Ops.CMPNE in sup else ((x < math.inf) | (x > -math.inf)) ^ True
+def _transc(f): return lambda sup, x: None if x.u.dtype not in FLOAT_FMT else f(x) if x.u.dtype in DECOMP_COEF else f(x.cast(dtypes.float32)).cast(x.u.dtype)
+def _isf(x:_V) -> bool: return dtypes.is_float(x.u.dtype)
+decompositions = {  # op -> fn(supported, *src as V) -> V, or None when the dtype has no decomposition
+    Ops.NEG: lambda sup, a: a * -1, Ops.MULACC: lambda sup, a, b, c: a * b + c, Ops.TRUNC: lambda sup, x: _trunc(x) if _isf(x) else x,
+    Ops.MOD: lambda sup, a, b: a - a.alu(Ops.IDIV, b) * b if dtypes.is_int(a.u.dtype) else None,  # the spec's a - b*IDI_V(a, b), at b = 0 too
+    Ops.MAX: lambda sup, a, b: ((b < a) | _isnan(a, sup) if _isf(a) else b < a).where(a, b),  # b on a tie, as numpy float32 (0.0 vs -0.0)
+    Ops.CMPNE: lambda sup, a, b: (lambda ne: ne | _isnan(a, sup) | _isnan(b, sup) if _isf(a) else ne)((a < b) | (b < a)),
+    Ops.EXP2: _transc(_exp2), Ops.LOG2: _transc(_log2), Ops.SIN: _transc(_sin)}  # float16, bfloat16: in float32
+
+def decompose(root:UOp, supported:set) -> UOp:
+    "Rewrite every ALU node under `root` whose op is not in `supported` with `decompositions`, sources first, until none is left."
+    memo = {}
+    def rw(u:UOp) -> UOp:
+        if u in memo: return memo[u]
+        nu = u.replace(src=tuple(rw(s) for s in u.src))
+        if nu.op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST} and nu.op not in supported:
+            if (r := decompositions[nu.op](supported, *map(_V, nu.src)) if nu.op in decompositions else None) is None:
+                raise NotImplementedError(f"{nu.op} on {', '.join(str(s.dtype) for s in nu.src)} is not supported and has no decomposition")
+            nu = rw(r.u)
+        memo[u] = memo[nu] = nu
+        return nu
+    for u in root.toposort: rw(u)
+    return memo[root]

@@ -26,6 +26,7 @@ static inline float rbf(float f) { return bf2f(f2bf(f)); }
 def c_const(v, d:DType) -> str:
     "`v` as a C literal of dtype `d`."
     if d is dtypes.bool: return "1" if v else "0"
+    if d is dtypes.int64 and v == dtypes.min(d): return "(-9223372036854775807ll-1)"  # 9223372036854775808 is no C literal
     if not dtypes.is_float(d): return f"{int(v)}{'ull' if d is dtypes.uint64 else 'll' if d.itemsize == 8 else ''}"
     s = "NAN" if math.isnan(v) else ("-" if v < 0 else "") + "INFINITY" if math.isinf(v) else repr(float(v))
     if not s[-1].isdigit(): return f"(({c_types[d]}){s})"

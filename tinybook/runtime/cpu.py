@@ -17,9 +17,9 @@ from ..renderer import CRenderer, outer_loop
 __all__ = ['CFLAGS', 'cache_dir', 'c_compiler', 'compile_c', 'CPUProgram', 'GlobalCounters', 'kernel_ops', 'count', 'beam_search',
            'run_kernel_c', 'run_kernel_python']
 
-# %% ../../nbs/04b_cpu.ipynb #3aac52c1
+# %% ../../nbs/04b_cpu.ipynb #62f38a93
 CFLAGS = ["-O2", "-march=native", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-Wall", "-Werror", "-Wno-unused-variable",
-          "-Wno-tautological-compare"]  # x != x is the NaN test
+          "-Wno-tautological-compare", "-Wno-bool-compare"]  # x != x is the NaN test; bools compare as 0 and 1
 def cache_dir() -> Path: return Path(os.getenv("TINYBOOK_CACHE", Path.home() / ".cache" / "tinybook"))
 def c_compiler() -> str|None:
     "The C compiler to use: `CC`, else gcc, else clang, else None."
@@ -80,7 +80,7 @@ def count(dev:str, name:str, ast:UOp, bufs:list, tm:float, src:str="") -> None:
 # %% ../../nbs/04b_cpu.ipynb #d3057bda
 def _compile(ast:UOp, opts:list[Opt], renderer) -> tuple:
     "Name, source, program, outer loop size and threads for `ast` with `opts` applied."
-    k = Kernel(ast, opts); name = kernel_name(ast); lin = k.linearize(); src = renderer.render(name, lin)
+    k = Kernel(ast, opts); name = kernel_name(ast); lin = k.linearize(renderer.supported); src = renderer.render(name, lin)
     n = outer_loop(lin).arg[1] if outer_loop(lin) else 1
     return name, src, CPUProgram(name, compile_c(src, name)), n, 2 if math.prod(k.full_shape) >= 65536 else 1
 def beam_search(ast:UOp, arrays:list[np.ndarray], width:int, renderer=CRenderer()) -> list[Opt]:
