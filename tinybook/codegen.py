@@ -108,16 +108,15 @@ class Opt:
     axis: int
     amt: int
 class KernelOptError(ValueError): pass
-OPT_TYPES = {"UPCAST": ("g", "U"), "UNROLL": ("r", "u"), "LOCAL": ("g", "l"), "GROUP": ("r", "G")}  # the axis type an opt applies to, and the new axis's
+OPT_TYPES = {"UPCAST": ("g", "U"), "UNROLL": ("r", "u"), "LOCAL": ("g", "l"), "GROUP": ("r", "G")}  # opt -> (axis type it splits, new type)
 MAX_UPCAST = 64  # straight-line copies per loop trip, at most
 def _split_view(v:View, a:int, amt:int) -> View|None:
     "`v` with axis `a` split into (n/amt, amt), or None when its mask can't be split."
     n, s = v.shape[a], v.strides[a]
     lo, hi = v.mask[a] if v.mask else (0, n)
-    if n == 1: return View(v.shape[:a] + (1, 1) + v.shape[a+1:], v.strides[:a] + (0, 0) + v.strides[a+1:], v.offset, v.mask and v.mask[:a] + ((lo, hi), (0, 1)) + v.mask[a+1:])
-    if lo % amt or hi % amt: return None
-    return View(v.shape[:a] + (n // amt, amt) + v.shape[a+1:], v.strides[:a] + (s * amt, s) + v.strides[a+1:], v.offset,
-                v.mask and v.mask[:a] + ((lo // amt, hi // amt), (0, amt)) + v.mask[a+1:])
+    if n > 1 and (lo % amt or hi % amt): return None
+    sh, st, m = ((1, 1), (0, 0), ((lo, hi), (0, 1))) if n == 1 else ((n // amt, amt), (s * amt, s), ((lo // amt, hi // amt), (0, amt)))
+    return View(v.shape[:a] + sh + v.shape[a+1:], v.strides[:a] + st + v.strides[a+1:], v.offset, v.mask and v.mask[:a] + m + v.mask[a+1:])
 def _merge_view(v:View, a:int) -> View|None:
     "`v` with axes `a` and `a+1` merged, or None when they are not walked contiguously."
     (n, m), (s, t), mask = v.shape[a:a+2], v.strides[a:a+2], v.mask[a:a+2] if v.mask else ((0, v.shape[a]), (0, v.shape[a+1]))
@@ -152,9 +151,9 @@ class Kernel:
         if opt.op not in OPT_TYPES: raise KernelOptError(f"unknown opt {opt.op!r}: expected one of {list(OPT_TYPES)}")
         (want, new), a = OPT_TYPES[opt.op], opt.axis
         if not 0 <= a < len(self.types) or self.types[a] != want:
-            raise KernelOptError(f"{opt}: axis {a} is not a {'global' if want == 'g' else 'reduce'} axis of this kernel (axes {self.types} of {self.full_shape})")
+            raise KernelOptError(f"{opt}: axis {a} is not a {'global' if want == 'g' else 'reduce'} axis (axes {self.types} of {self.full_shape})")
         n = self.full_shape[a]; amt = opt.amt or n
-        if amt < 2 or n % amt: raise KernelOptError(f"{opt}: amt must divide axis {a}'s size {n} and be at least 2")
+        if amt < 2 or n % amt or n == 0: raise KernelOptError(f"{opt}: amt must divide axis {a}'s size {n} and be at least 2")
         if new in "Uu" and self.upcast_size() * amt > MAX_UPCAST: raise KernelOptError(f"{opt}: more than {MAX_UPCAST} copies per loop trip")
         shape = lambda sh: sh[:a] + ((n // amt, amt) if sh[a] > 1 else (1, 1)) + sh[a+1:]
         self.sts = {u: _restack(st, _split_view(st.views[-1], a, amt), shape(st.shape)) for u, st in self.sts.items()}
@@ -173,7 +172,8 @@ def _const(v, d:DType) -> UOp: return UOp(Ops.CONST, d, (), v)
 def linearize(self, supported:set|None=None) -> list[UOp]:
     "The kernel as a linear program (see above), with the ALU ops outside `supported` (if given) decomposed."
     shape, types = self.full_shape, self.types
-    loops = {i: srange(f"{dict(g='gidx', l='lidx', G='ridx', r='ridx')[t]}{i}", n) for i, (t, n) in enumerate(zip(types, shape)) if t in "glGr" and n != 1}
+    loops = {i: srange(f"{dict(g='gidx', l='lidx', G='ridx', r='ridx')[t]}{i}", n)
+             for i, (t, n) in enumerate(zip(types, shape)) if t in "glGr" and n != 1}
     def combos(t:str) -> list[dict]:
         ax = self.axes(t)
         return [dict(zip(ax, c)) for c in itertools.product(*[range(shape[a]) for a in ax])]
@@ -182,9 +182,11 @@ def linearize(self, supported:set|None=None) -> list[UOp]:
             i, valid = st_index(self.sts[u], [loops.get(a, sint(c.get(a, 0))) for a in range(len(shape))])
             if u.op is Ops.STORE: return UOp(Ops.STORE, dtypes.void, (u.src[0], i, build(u.src[1], c)))
             if u.op is Ops.LOAD: return UOp(Ops.LOAD, u.dtype, (u.src[0], i) + ((valid,) if valid is not None else ()))
-            return _const(u.src[0].arg, u.dtype) if valid is None else UOp(Ops.WHERE, u.dtype, (valid, _const(u.src[0].arg, u.dtype), _const(0, u.dtype)))
+            c = _const(u.src[0].arg, u.dtype)
+            return c if valid is None else UOp(Ops.WHERE, u.dtype, (valid, c, _const(0, u.dtype)))
         if u.op is Ops.REDUCE:
-            return UOp(Ops.REDUCE, u.dtype, tuple(build(u.src[0], {**c, **cu}) for cu in combos("u")) + tuple(loops[a] for a in self.axes("Gr") if a in loops), u.arg[0])
+            vals = tuple(build(u.src[0], {**c, **cu}) for cu in combos("u"))
+            return UOp(Ops.REDUCE, u.dtype, vals + tuple(loops[a] for a in self.axes("Gr") if a in loops), u.arg[0])
         return UOp(u.op, u.dtype, tuple(build(s, c) for s in u.src), u.arg)
     sink = UOp(Ops.SINK, dtypes.void, tuple(build(s, c) for c in combos("U") for s in self.ast.src))
     if supported is not None: sink = decompose(sink, supported)
@@ -209,11 +211,13 @@ def eval_index(u:UOp, env:dict):
     if u.op is Ops.CONST: return cast_np(u.arg, u.dtype) if u.dtype is not dtypes.int32 else u.arg
     if u.op is Ops.RANGE: return env[u]
     a, b = (eval_index(s, env) for s in u.src)
-    return {Ops.ADD: np.add, Ops.MUL: np.multiply, Ops.IDIV: np.floor_divide, Ops.MOD: np.mod, Ops.CMPLT: np.less, Ops.AND: np.logical_and}[u.op](a, b)
+    return {Ops.ADD: np.add, Ops.MUL: np.multiply, Ops.IDIV: np.floor_divide, Ops.MOD: np.mod, Ops.CMPLT: np.less,
+            Ops.AND: np.logical_and}[u.op](a, b)
 def run_linear(lin:list[UOp], bufs:list[np.ndarray]) -> None:
     "Execute linear program `lin` on flat numpy arrays `bufs` (outputs first, written in place)."
     nest = [u for u in lin if u.op is Ops.RANGE]
     env = {r: np.arange(r.arg[1]).reshape([-1 if j == k else 1 for j in range(len(nest))]) for k, r in enumerate(nest)}
+    gshape = [1 if r.arg[0][0] == "r" else r.arg[1] for r in nest]
     vals = {}
     val = lambda s: vals[s] if s in vals else eval_index(s, env)
     with np.errstate(all="ignore"):
@@ -223,13 +227,14 @@ def run_linear(lin:list[UOp], bufs:list[np.ndarray]) -> None:
                 vals[u] = np.where(ok, src[np.where(ok, i, 0)] if src.size else 0, 0).astype(src.dtype)
             elif u.op is Ops.DEFINE_ACC: vals[u.src[0]] = cast_np(u.arg, u.dtype)
             elif u.op is Ops.REDUCE:
-                ext = [r.arg[1] if r in u.src else 1 for r in nest]; axes = tuple(k for k, e in enumerate(ext) if e > 1)
+                ext = [r.arg[1] if r in u.src else 1 for r in nest]; axes = tuple(k for k, e in enumerate(ext) if e != 1)
                 for x in (np.broadcast_to(x, np.broadcast_shapes(np.shape(x), ext)) for x in map(val, [s for s in u.src if s.op is not Ops.RANGE])):
-                    r = x.sum(axes, dtype=x.dtype, keepdims=True) if u.arg is Ops.ADD else np.maximum.reduce(x, axes, keepdims=True, initial=dtypes.min(u.dtype))
+                    r = (x.sum(axes, dtype=x.dtype, keepdims=True) if u.arg is Ops.ADD else
+                         np.maximum.reduce(x, axes, keepdims=True, initial=dtypes.min(u.dtype)))
                     vals[u] = exec_rules[u.arg](u, vals[u], r)
             elif u.op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST}: vals[u] = exec_rules[u.op](u, *map(val, u.src))
             elif u.op is Ops.STORE:
-                i, v = np.broadcast_arrays(np.asarray(val(u.src[1])), val(u.src[2]))
+                i, v, _ = np.broadcast_arrays(np.asarray(val(u.src[1])), val(u.src[2]), np.empty(gshape, bool))  # every global trip
                 bufs[u.src[0].arg][i.reshape(-1)] = v.reshape(-1)
 
 # %% ../nbs/04_codegen.ipynb #298068e0
@@ -238,7 +243,7 @@ def hand_coded_opts(k:Kernel) -> list[Opt]:
     if int(os.getenv("NOOPT", "0")): return []
     bcast = [a for a in k.axes("g") if k.red and any(st.views[-1].strides[a] == 0 and st.shape[a] > 1 for st in k.sts.values())]
     cands = bcast[-2:] if bcast else k.axes("g")[-1:]
-    opts = [Opt("UPCAST", a, 4) for a in cands if k.full_shape[a] % 4 == 0]
+    opts = [Opt("UPCAST", a, 4) for a in cands if k.full_shape[a] % 4 == 0 and k.full_shape[a]]
     return [Opt(o.op, o.axis + sum(p.axis < o.axis for p in opts[:i]), o.amt) for i, o in enumerate(opts)]  # each split shifts the axes after it
 def opt_actions(k:Kernel, has_local:bool=False) -> list[Opt]:
     "Every opt that fits kernel `k` as it is: upcast a global axis or unroll a reduce axis by 2, 4 or 8 or whole; `LOCAL` and `GROUP` if asked."
@@ -315,7 +320,9 @@ def _trunc(x:_V) -> _V:
     d = x.u.dtype; I, U, mant, _ = FLOAT_FMT[d]; b, sign = x.bitcast(U), 2 ** (8 * d.itemsize - 1)
     return ((b & sign - 1).bitcast(d) < 2.0 ** mant).where((x.cast(I).cast(d).bitcast(U) | (b & sign)).bitcast(d), x)
 def _isnan(x:_V, sup) -> _V: return x.alu(Ops.CMPNE, x, dt=dtypes.bool) if Ops.CMPNE in sup else ((x < math.inf) | (x > -math.inf)) ^ True
-def _transc(f): return lambda sup, x: None if x.u.dtype not in FLOAT_FMT else f(x) if x.u.dtype in DECOMP_COEF else f(x.cast(dtypes.float32)).cast(x.u.dtype)
+def _transc(f):
+    "`f` for float32 and float64, through float32 for float16 and bfloat16, none for the others."
+    return lambda sup, x: None if x.u.dtype not in FLOAT_FMT else f(x) if x.u.dtype in DECOMP_COEF else f(x.cast(dtypes.float32)).cast(x.u.dtype)
 def _isf(x:_V) -> bool: return dtypes.is_float(x.u.dtype)
 decompositions = {  # op -> fn(supported, *src as V) -> V, or None when the dtype has no decomposition
     Ops.NEG: lambda sup, a: a * -1, Ops.MULACC: lambda sup, a, b, c: a * b + c, Ops.TRUNC: lambda sup, x: _trunc(x) if _isf(x) else x,

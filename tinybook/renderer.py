@@ -75,10 +75,12 @@ class CRenderer(Renderer):
         ex = lambda u: names.get(u) or c_index(u)
         def let(u:UOp, code:str):
             names[u] = f"v{len(names)}"
-            lines.append((depth, f"{c_types[u.dtype]} {names[u]} = {f'rbf({code})' if u.dtype is dtypes.bfloat16 and u.op is not Ops.LOAD else code};"))
+            if u.dtype is dtypes.bfloat16 and u.op is not Ops.LOAD: code = f"rbf({code})"
+            lines.append((depth, f"{c_types[u.dtype]} {names[u]} = {code};"))
         for u in lin:
             if u.op is Ops.RANGE:
-                n = u.arg[0]; lines.append((depth, f"for (int {n} = {'start' if u is outer else 0}; {n} < {'end' if u is outer else u.arg[1]}; {n}++) {{"))
+                n, (lo, hi) = u.arg[0], ("start", "end") if u is outer else (0, u.arg[1])
+                lines.append((depth, f"for (int {n} = {lo}; {n} < {hi}; {n}++) {{"))
                 depth += 1
             elif u.op is Ops.ENDRANGE: depth -= 1; lines.append((depth, "}"))
             elif u.op is Ops.DEFINE_ACC:
