@@ -4,7 +4,8 @@
 
 # %% ../nbs/03_schedule.ipynb #f5bdc3b9
 from __future__ import annotations
-import os, math, functools, numpy as np
+import os, math, functools, itertools, numpy as np
+from typing import NamedTuple
 from dataclasses import dataclass
 from .tensor import Tensor, UOp, Ops, GroupOp, Buffer, View, ShapeTracker, dtypes, patch_to, exec_rules, cast_np
 import tinybook.ops  # noqa: F401, the Tensor API whose graphs are scheduled
@@ -12,7 +13,7 @@ import tinybook.autograd  # noqa: F401, gradients flow through contiguous()
 
 # %% auto #0
 __all__ = ['UNSAFE_PAD', 'ScheduleItem', 'kernel_name', 'create_schedule', 'st_indices', 'run_kernel', 'memory_plan',
-           'print_schedule', 'schedule_uops', 'run_schedule']
+           'schedule_cache', 'cached_schedule', 'print_schedule', 'schedule_uops', 'run_schedule']
 
 # %% ../nbs/03_schedule.ipynb #42cba8f1
 @dataclass
@@ -134,6 +135,25 @@ def memory_plan(kernels:list, roots:list[UOp]) -> dict[UOp, Buffer]:
             if last[i] == k and i in bufs and i not in roots: free.setdefault((i.device, math.prod(i.shape), i.dtype), []).append(bufs[i])
     return bufs
 
+# %% ../nbs/03_schedule.ipynb #5b0d9e61
+class _Slot(NamedTuple):
+    "A `BUFFER`'s stand-in in the cache key: its number in the graph's order and its size (device and dtype stay on the node)."
+    idx: int
+    size: int
+def _normalize(roots:list[UOp]) -> tuple[tuple, dict]:
+    "`roots` with every `BUFFER` made a numbered `_Slot`, and the map from the new nodes back to the old ones."
+    new, slot = {}, itertools.count()
+    for u in UOp(Ops.SINK, src=tuple(roots)).toposort[:-1]:
+        src = tuple(new[s] for s in u.src)
+        new[u] = u.replace(arg=_Slot(next(slot), u.arg.size)) if u.op is Ops.BUFFER else u if src == u.src else u.replace(src=src)
+    return tuple(new[r] for r in roots), {v: k for k, v in new.items()}
+@functools.lru_cache(maxsize=256)  # bounded: a graph no step builds any more is dropped
+def schedule_cache(key:tuple) -> list: return create_schedule(list(key))
+def cached_schedule(roots:list[UOp]) -> list[tuple[tuple, UOp, list[UOp]]]:
+    "`create_schedule(roots)`, reused for any graph that differs only in its buffers (`schedule_cache.cache_info()` counts hits)."
+    key, back = _normalize(roots)
+    return [(tuple(back[u] for u in outs), back.get(ast, ast), [back[u] for u in ins]) for outs, ast, ins in schedule_cache(key)]
+
 # %% ../nbs/03_schedule.ipynb #92773de3
 def print_schedule(items:list[ScheduleItem]) -> None:
     for i, si in enumerate(items):
@@ -141,7 +161,7 @@ def print_schedule(items:list[ScheduleItem]) -> None:
         print(f"{i:3d} {kernel_name(si.ast) if si.ast.op is Ops.SINK else 'copy':<20} bufs {len(si.bufs)}  ops {' '.join(ops)}")
 def schedule_uops(roots:list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, Buffer]]:
     "The kernels, with buffers, that compute `roots`, and the buffer each root ends up in."
-    kernels = create_schedule(roots)
+    kernels = cached_schedule(roots)
     bufs = memory_plan(kernels, roots)
     items = [ScheduleItem(ast, [bufs[u] for u in outs] + [i.arg if i.op is Ops.BUFFER else bufs[i] for i in ins]) for outs, ast, ins in kernels]
     if int(os.getenv("DEBUG", "0")) >= 3: print_schedule(items)
