@@ -42,7 +42,7 @@ class CPUProgram:
         "Run with the outermost loop's `n` trips split among `threads`; returns the seconds it took."
         ptrs = [ctypes.c_void_p(a.ctypes.data) for a in arrays]
         if not self.checked: self._check(ptrs, n)
-        parts = [(n * i // threads, n * (i + 1) // threads) for i in range(min(threads, n))]
+        parts = [(n * i // threads, n * (i + 1) // threads) for i in range(max(1, min(threads, n)))]
         t0 = time.perf_counter()
         if len(parts) == 1: self.fxn(*ptrs, ctypes.c_int(0), ctypes.c_int(n))
         else:
