@@ -324,9 +324,9 @@ def _transc(f):
     "`f` for float32 and float64, through float32 for float16 and bfloat16, none for the others."
     return lambda sup, x: None if x.u.dtype not in FLOAT_FMT else f(x) if x.u.dtype in DECOMP_COEF else f(x.cast(dtypes.float32)).cast(x.u.dtype)
 def _isf(x:_V) -> bool: return dtypes.is_float(x.u.dtype)
-decompositions = {  # op -> fn(supported, *src as V) -> V, or None when the dtype has no decomposition
+decompositions = {  # op -> fn(supported, *src as _V) -> _V, or None when the dtype has no decomposition
     Ops.NEG: lambda sup, a: a * -1, Ops.MULACC: lambda sup, a, b, c: a * b + c, Ops.TRUNC: lambda sup, x: _trunc(x) if _isf(x) else x,
-    Ops.MOD: lambda sup, a, b: a - a.alu(Ops.IDIV, b) * b if dtypes.is_int(a.u.dtype) else None,  # the spec's a - b*IDI_V(a, b), at b = 0 too
+    Ops.MOD: lambda sup, a, b: a - a.alu(Ops.IDIV, b) * b if dtypes.is_int(a.u.dtype) else None,  # 01's a - b*IDIV(a, b), at b = 0 too
     Ops.MAX: lambda sup, a, b: ((b < a) | _isnan(a, sup) if _isf(a) else b < a).where(a, b),  # b on a tie, as numpy float32 (0.0 vs -0.0)
     Ops.CMPNE: lambda sup, a, b: (lambda ne: ne | _isnan(a, sup) | _isnan(b, sup) if _isf(a) else ne)((a < b) | (b < a)),
     Ops.EXP2: _transc(_exp2), Ops.LOG2: _transc(_log2), Ops.SIN: _transc(_sin)}  # float16, bfloat16: in float32
