@@ -65,11 +65,21 @@ class Renderer:
     device, has_local, supported = "", False, GroupOp.ALU | {Ops.CAST, Ops.BITCAST}
     def render(self, name:str, lin:list[UOp]) -> str: raise NotImplementedError
 class CRenderer(Renderer):
+    "C for the CPU. GPU dialects (05) override the hooks: `prelude`, `buf_type`, `signature`, `loop`, `bitcast`."
     device = "CPU"
+    def prelude(self, lin:list[UOp]) -> str: return C_INCLUDES + C_BF16 * any(u.dtype is dtypes.bfloat16 for u in lin)
+    def buf_type(self, d:DType) -> str: return "uint16_t" if d is dtypes.bfloat16 else c_types[d]
+    def signature(self, name:str, params:list) -> str:
+        return f"void {name}({', '.join(f'{self.buf_type(d)}* restrict data{i}' for i, d in params)}, int start, int end)"
+    def loop(self, u:UOp, outer:bool) -> str:
+        n, (lo, hi) = u.arg[0], ("start", "end") if outer else (0, u.arg[1])
+        return f"for (int {n} = {lo}; {n} < {hi}; {n}++) {{"
+    def bitcast(self, u:UOp, a:str) -> str:
+        return c_bitcast_bf16(u, a) if dtypes.bfloat16 in (u.dtype, u.src[0].dtype) else c_alu(Ops.BITCAST, u.dtype, [a])
     def render(self, name:str, lin:list[UOp]) -> str:
-        "C source of linear program `lin` as a function `name(buffers..., start, end)`."
+        "Source of linear program `lin` as a function `name`."
         if bad := {u.dtype for u in lin if u.dtype not in c_types and u.dtype is not dtypes.void}:
-            raise NotImplementedError(f"CRenderer: dtypes {sorted(map(str, bad))} are not supported")
+            raise NotImplementedError(f"{type(self).__name__}: dtypes {sorted(map(str, bad))} are not supported")
         params = sorted({s.arg: s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}.items())
         names, accs, lines, depth, outer = {}, {}, [], 1, outer_loop(lin)
         ex = lambda u: names.get(u) or c_index(u)
@@ -78,10 +88,7 @@ class CRenderer(Renderer):
             if u.dtype is dtypes.bfloat16 and u.op is not Ops.LOAD: code = f"rbf({code})"
             lines.append((depth, f"{c_types[u.dtype]} {names[u]} = {code};"))
         for u in lin:
-            if u.op is Ops.RANGE:
-                n, (lo, hi) = u.arg[0], ("start", "end") if u is outer else (0, u.arg[1])
-                lines.append((depth, f"for (int {n} = {lo}; {n} < {hi}; {n}++) {{"))
-                depth += 1
+            if u.op is Ops.RANGE: lines.append((depth, self.loop(u, u is outer))); depth += 1
             elif u.op is Ops.ENDRANGE: depth -= 1; lines.append((depth, "}"))
             elif u.op is Ops.DEFINE_ACC:
                 accs[u.src[0]] = acc = f"acc{len(accs)}"
@@ -95,8 +102,6 @@ class CRenderer(Renderer):
                 let(u, val if len(u.src) == 2 else f"({c_index(u.src[2])}?{val}:{c_const(0, u.dtype)})")
             elif u.op is Ops.STORE:
                 lines.append((depth, f"data{u.src[0].arg}[{c_index(u.src[1])}] = {'f2bf' * (u.src[2].dtype is dtypes.bfloat16)}({ex(u.src[2])});"))
-            elif u.op is Ops.BITCAST and dtypes.bfloat16 in (u.dtype, u.src[0].dtype): let(u, c_bitcast_bf16(u, ex(u.src[0])))
+            elif u.op is Ops.BITCAST: let(u, self.bitcast(u, ex(u.src[0])))
             else: let(u, c_alu(u.op, u.dtype, [ex(s) for s in u.src]))
-        args = ", ".join(f"{'uint16_t' if d is dtypes.bfloat16 else c_types[d]}* restrict data{i}" for i, d in params)
-        return (C_INCLUDES + C_BF16 * any(u.dtype is dtypes.bfloat16 for u in lin) + f"void {name}({args}, int start, int end) {{\n" +
-                "".join("  " * d + ln + "\n" for d, ln in lines) + "}\n")
+        return self.prelude(lin) + self.signature(name, params) + " {\n" + "".join("  " * d + ln + "\n" for d, ln in lines) + "}\n"
