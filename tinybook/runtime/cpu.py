@@ -15,7 +15,7 @@ from ..renderer import CRenderer, outer_loop
 
 # %% auto #0
 __all__ = ['CFLAGS', 'cache_dir', 'c_compiler', 'compile_c', 'CPUProgram', 'GlobalCounters', 'kernel_ops', 'count', 'beam_search',
-           'run_kernel_c', 'run_kernel_python']
+           'run_kernel_c', 'run_kernel_python', 'run_backend']
 
 # %% ../../nbs/04b_cpu.ipynb #62f38a93
 CFLAGS = ["-O2", "-march=native", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-Wall", "-Werror", "-Wno-unused-variable",
@@ -128,8 +128,8 @@ def run_kernel_python(ast:UOp, bufs:list) -> None:
     for b, a in zip(bufs[:len(ast.src)], arrays): b.data = a
     count("PYTHON", kernel_name(ast), ast, bufs, time.perf_counter() - t0)
 
-# %% ../../nbs/04b_cpu.ipynb #91ed4a4d
-def _run_on(run) -> Callable:
+# %% ../../nbs/04b_cpu.ipynb #f5ba6477
+def run_backend(run) -> Callable:
     "A backend: schedule the roots and run each kernel with `run(ast, bufs)`."
     def compute(roots:list[UOp]) -> list[np.ndarray]:
         items, outs = schedule_uops(roots)
@@ -141,4 +141,4 @@ def _run_kernel_cpu(ast:UOp, bufs:list) -> None:
     if ast in _programs or c_compiler() is not None: return run_kernel_c(ast, bufs)  # the compiler is looked for once per new kernel
     warnings.warn("no C compiler found (install gcc or clang, or set CC): the CPU device runs kernels on PYTHON", RuntimeWarning)
     run_kernel_python(ast, bufs)
-backends.update(CPU=_run_on(_run_kernel_cpu), PYTHON=_run_on(run_kernel_python))
+backends.update(CPU=run_backend(_run_kernel_cpu), PYTHON=run_backend(run_kernel_python))
