@@ -1,6 +1,6 @@
 __version__ = "0.0.1"
 from tinybook.tensor import Tensor, dtypes, DType, UOp, Ops
 import tinybook.ops, tinybook.autograd, tinybook.schedule, tinybook.codegen, tinybook.renderer  # noqa: E401, arithmetic, gradients, scheduling, loops
-import tinybook.runtime.cpu, tinybook.device, tinybook.runtime.cl, tinybook.runtime.cuda, tinybook.runtime.metal  # noqa: E401, the devices
+import tinybook.runtime.cpu, tinybook.device, tinybook.runtime.cl, tinybook.runtime.cuda, tinybook.runtime.metal, tinybook.runtime.webgpu  # noqa: E401, the devices
 from tinybook import nn
 import tinybook.nn.state, tinybook.nn.optim  # noqa: E401

@@ -37,6 +37,7 @@ class CompiledDevice:
     def __init__(self, name:str, allocator:Allocator, renderer:Renderer, compiler:Compiler, runtime:Callable):
         self.name, self.allocator, self.renderer, self.compiler, self.runtime = name, allocator, renderer, compiler, runtime
     def __repr__(self): return f"<Device {self.name} {type(self.renderer).__name__}>"
+    def host_dtype(self, d) -> np.dtype: return d.np  # how a dtype's elements are laid out in device memory (bool is 4 bytes on WebGPU)
 
 # %% ../nbs/05_backends.ipynb #696da678
 class _Registry:
@@ -56,12 +57,12 @@ class _Registry:
     def default(self) -> str: return os.getenv("DEV", "CPU").upper()
 Device = _Registry()
 
-# %% ../nbs/05_backends.ipynb #dc82ff7d
+# %% ../nbs/05_backends.ipynb #693a2dfc
 _programs: dict[tuple, tuple] = {}  # (device, kernel AST) -> (name, source, program, global size)
-def _host(b, out:bool) -> np.ndarray:
+def _host(dev:CompiledDevice, b, out:bool) -> np.ndarray:
     "A buffer's host array as the device stores it (bfloat16 as its bits), new for outputs."
     if b.dtype is dtypes.bfloat16: return np.empty(b.size, np.uint16) if out else f32_to_bf16(b.data)
-    return np.empty(b.size, b.dtype.np) if out else np.ascontiguousarray(b.data)
+    return np.empty(b.size, dev.host_dtype(b.dtype)) if out else np.ascontiguousarray(b.data, dev.host_dtype(b.dtype))
 def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
     "Compile kernel `ast` for `dev` (once) and run it on `bufs`, counting it in `GlobalCounters`."
     if (dev.name, ast) not in _programs:
@@ -70,12 +71,12 @@ def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
         src = dev.renderer.render(name, lin)
         _programs[(dev.name, ast)] = (name, src, dev.runtime(name, dev.compiler.compile(src)), outer_loop(lin).arg[1] if outer_loop(lin) else 1)
     name, src, prog, n = _programs[(dev.name, ast)]
-    host = [_host(b, i < len(ast.src)) for i, b in enumerate(bufs)]
+    host = [_host(dev, b, i < len(ast.src)) for i, b in enumerate(bufs)]
     mem = [dev.allocator.alloc(max(h.nbytes, 1)) for h in host]
     for m, h in list(zip(mem, host))[len(ast.src):]: dev.allocator.copyin(m, h)
     tm = prog(*mem, global_size=(n,))
     for b, m, h in zip(bufs[:len(ast.src)], mem, host):
-        dev.allocator.copyout(h, m); b.data = bf16_to_f32(h) if b.dtype is dtypes.bfloat16 else h
+        dev.allocator.copyout(h, m); b.data = bf16_to_f32(h) if b.dtype is dtypes.bfloat16 else h.astype(b.dtype.np, copy=False)
     for m in mem: dev.allocator.free(m)
     count(dev.name, name, ast, bufs, tm, src)
 

@@ -45,12 +45,12 @@ def c_alu(op:Ops, d:DType, a:list[str]) -> str:
     if op is Ops.BITCAST: return f"({{__typeof__({a[0]}) t = {a[0]}; {c_types[d]} b; __builtin_memcpy(&b, &t, sizeof(b)); b;}})"
     sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>"}[op]
     return f"({a[0]}{sym}{a[1]})"
-def c_index(u:UOp) -> str:
-    "C for an index expression (or a constant)."
-    if u.op is Ops.CONST: return c_const(u.arg, u.dtype)
+def c_index(u:UOp, const=c_const) -> str:
+    "C for an index expression (or a constant, printed by `const`)."
+    if u.op is Ops.CONST: return const(u.arg, u.dtype)
     if u.op is Ops.RANGE: return u.arg[0]
     sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<", Ops.AND: "&&"}[u.op]
-    return f"({c_index(u.src[0])}{sym}{c_index(u.src[1])})"
+    return f"({c_index(u.src[0], const)}{sym}{c_index(u.src[1], const)})"
 def c_bitcast_bf16(u:UOp, a:str) -> str:
     "BITCAST to or from bfloat16, whose C values are floats holding the bfloat16's value."
     if u.dtype is dtypes.bfloat16: return f"bf2f((uint16_t){a})"
@@ -65,8 +65,13 @@ class Renderer:
     device, has_local, supported = "", False, GroupOp.ALU | {Ops.CAST, Ops.BITCAST}
     def render(self, name:str, lin:list[UOp]) -> str: raise NotImplementedError
 class CRenderer(Renderer):
-    "C for the CPU. GPU dialects (05) override the hooks: `prelude`, `buf_type`, `signature`, `loop`, `bitcast`."
+    "C for the CPU. Other languages (05) override the hooks: `prelude`, `buf_type`, `signature`, `loop`, `bitcast`, `const`, `alu`, ..."
     device = "CPU"
+    def const(self, v, d:DType) -> str: return c_const(v, d)
+    def alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str: return c_alu(op, d, a)  # sd: the operands' dtype
+    def decl(self, d:DType, name:str, code:str, mutable:bool=False) -> str: return f"{c_types[d]} {name} = {code};"
+    def load(self, u:UOp, idx:str) -> str: return f"bf2f(data{u.src[0].arg}[{idx}])" if u.dtype is dtypes.bfloat16 else f"data{u.src[0].arg}[{idx}]"
+    def store(self, u:UOp, idx:str, val:str) -> str: return f"data{u.src[0].arg}[{idx}] = {'f2bf' * (u.src[2].dtype is dtypes.bfloat16)}({val});"
     def prelude(self, lin:list[UOp]) -> str: return C_INCLUDES + C_BF16 * any(u.dtype is dtypes.bfloat16 for u in lin)
     def buf_type(self, d:DType) -> str: return "uint16_t" if d is dtypes.bfloat16 else c_types[d]
     def signature(self, name:str, params:list) -> str:
@@ -75,33 +80,32 @@ class CRenderer(Renderer):
         n, (lo, hi) = u.arg[0], ("start", "end") if outer else (0, u.arg[1])
         return f"for (int {n} = {lo}; {n} < {hi}; {n}++) {{"
     def bitcast(self, u:UOp, a:str) -> str:
-        return c_bitcast_bf16(u, a) if dtypes.bfloat16 in (u.dtype, u.src[0].dtype) else c_alu(Ops.BITCAST, u.dtype, [a])
+        return c_bitcast_bf16(u, a) if dtypes.bfloat16 in (u.dtype, u.src[0].dtype) else self.alu(Ops.BITCAST, u.dtype, [a])
     def render(self, name:str, lin:list[UOp]) -> str:
         "Source of linear program `lin` as a function `name`."
         if bad := {u.dtype for u in lin if u.dtype not in c_types and u.dtype is not dtypes.void}:
             raise NotImplementedError(f"{type(self).__name__}: dtypes {sorted(map(str, bad))} are not supported")
-        params = sorted({s.arg: s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}.items())
+        params, head = sorted({s.arg: s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}.items()), self.prelude(lin)
         names, accs, lines, depth, outer = {}, {}, [], 1, outer_loop(lin)
-        ex = lambda u: names.get(u) or c_index(u)
+        ex = lambda u: names.get(u) or c_index(u, self.const)
         def let(u:UOp, code:str):
             names[u] = f"v{len(names)}"
             if u.dtype is dtypes.bfloat16 and u.op is not Ops.LOAD: code = f"rbf({code})"
-            lines.append((depth, f"{c_types[u.dtype]} {names[u]} = {code};"))
+            lines.append((depth, self.decl(u.dtype, names[u], code)))
         for u in lin:
             if u.op is Ops.RANGE: lines.append((depth, self.loop(u, u is outer))); depth += 1
             elif u.op is Ops.ENDRANGE: depth -= 1; lines.append((depth, "}"))
             elif u.op is Ops.DEFINE_ACC:
                 accs[u.src[0]] = acc = f"acc{len(accs)}"
                 names[u.src[0]] = f"rbf({acc})" if u.dtype is dtypes.bfloat16 else acc
-                lines.append((depth, f"{c_types[u.dtype]} {acc} = {c_const(u.arg, u.dtype)};"))
+                lines.append((depth, self.decl(u.dtype, acc, self.const(u.arg, u.dtype), mutable=True)))
             elif u.op is Ops.REDUCE:
-                lines += [(depth, f"{accs[u]} = {c_alu(u.arg, u.dtype, [accs[u], ex(v)])};") for v in u.src if v.op is not Ops.RANGE]
+                lines += [(depth, f"{accs[u]} = {self.alu(u.arg, u.dtype, [accs[u], ex(v)], u.dtype)};") for v in u.src if v.op is not Ops.RANGE]
             elif u.op is Ops.LOAD:
-                val = f"data{u.src[0].arg}[{c_index(u.src[1])}]"
-                if u.dtype is dtypes.bfloat16: val = f"bf2f({val})"
-                let(u, val if len(u.src) == 2 else f"({c_index(u.src[2])}?{val}:{c_const(0, u.dtype)})")
+                val = self.load(u, ex(u.src[1]))
+                let(u, val if len(u.src) == 2 else self.alu(Ops.WHERE, u.dtype, [ex(u.src[2]), val, self.const(0, u.dtype)]))
             elif u.op is Ops.STORE:
-                lines.append((depth, f"data{u.src[0].arg}[{c_index(u.src[1])}] = {'f2bf' * (u.src[2].dtype is dtypes.bfloat16)}({ex(u.src[2])});"))
+                lines.append((depth, self.store(u, ex(u.src[1]), ex(u.src[2]))))
             elif u.op is Ops.BITCAST: let(u, self.bitcast(u, ex(u.src[0])))
-            else: let(u, c_alu(u.op, u.dtype, [ex(s) for s in u.src]))
-        return self.prelude(lin) + self.signature(name, params) + " {\n" + "".join("  " * d + ln + "\n" for d, ln in lines) + "}\n"
+            else: let(u, self.alu(u.op, u.dtype, [ex(s) for s in u.src], u.src[-1].dtype))
+        return head + self.signature(name, params) + " {\n" + "".join("  " * d + ln + "\n" for d, ln in lines) + "}\n"

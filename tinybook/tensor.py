@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 # %% auto #0
-__all__ = ['promo_lattice', 'exec_rules', 'backends', 'THREEFRY_ROT', 'DType', 'dtypes', 'to_dtype', 'least_upper_dtype',
-           'least_upper_float', 'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32', 'cast_np', 'patch_to', 'Ops', 'GroupOp',
-           'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker', 'argfix', 'Tensor', 'interpret',
-           'compute', 'threefry2x32']
+__all__ = ['promo_lattice', 'exec_rules', 'backends', 'unsupported_dtypes', 'THREEFRY_ROT', 'DType', 'dtypes', 'to_dtype',
+           'least_upper_dtype', 'least_upper_float', 'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32', 'cast_np',
+           'patch_to', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker', 'argfix',
+           'Tensor', 'interpret', 'is_dtype_supported', 'compute', 'threefry2x32']
 
 # %% ../nbs/00_tensor.ipynb #fb7e92a6
 @dataclass(frozen=True, eq=False)
@@ -354,6 +354,8 @@ def _interpret_all(roots:list[UOp]) -> list[np.ndarray]:
     vals = {}
     return [interpret(r, vals) for r in roots]
 backends = {}  # device name -> function computing a list of UOps into numpy arrays; 04_codegen adds compiled ones
+unsupported_dtypes: dict[str, set] = {}  # device name -> dtypes its kernels cannot hold (05's WebGPU has no 64-bit types)
+def is_dtype_supported(d:DType, device:str|None=None) -> bool: return d not in unsupported_dtypes.get(_dev(device), ())
 def compute(roots:list[UOp]) -> list[np.ndarray]:
     "The values of `roots` (on one device), computed by that device's backend, or by the interpreter if it has none."
     return backends.get(roots[0].device, _interpret_all)(roots)
@@ -380,7 +382,7 @@ def item(self):
     if self.numel() != 1: raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
     return self.numpy().reshape(()).item()
 
-# %% ../nbs/00_tensor.ipynb #46f26f58
+# %% ../nbs/00_tensor.ipynb #4220b960
 def _axis(a:int, n:int) -> int:
     if not -max(n, 1) <= a < max(n, 1): raise IndexError(f"dimension {a} is out of range for a tensor with {n} dimensions")
     return a % max(n, 1)
@@ -418,7 +420,7 @@ def expand(self, *shape) -> Tensor:
     x = self.reshape(old)
     return x if new == old else x._mop(Ops.EXPAND, new)
 
-# %% ../nbs/00_tensor.ipynb #a137313d
+# %% ../nbs/00_tensor.ipynb #722e5c2d
 def _pad_arg(padding, ndim:int) -> tuple:
     "Per-axis (before, after) pairs from ((b,a) or None per axis) or a flat torch-style (left, right, top, bottom, ...) tuple."
     if all(isinstance(p, int) for p in padding):
@@ -448,7 +450,7 @@ def flip(self, *axis) -> Tensor:
     axes = {_axis(a, self.ndim) for a in argfix(*axis)}
     return self if not axes else self._mop(Ops.FLIP, tuple(i in axes for i in range(self.ndim)))
 
-# %% ../nbs/00_tensor.ipynb #f0d8f6d3
+# %% ../nbs/00_tensor.ipynb #f4c7a8d0
 @patch_to(Tensor)
 def transpose(self, dim0=1, dim1=0) -> Tensor:
     "Swap axes `dim0` and `dim1`."
@@ -500,7 +502,7 @@ def chunk(self, chunks:int, dim=0) -> list[Tensor]:
     if chunks <= 0: raise ValueError(f"chunk: chunks must be positive, got {chunks}")
     return self.split(math.ceil(self.shape[_axis(dim, self.ndim)] / chunks), dim)
 
-# %% ../nbs/00_tensor.ipynb #72e028db
+# %% ../nbs/00_tensor.ipynb #3a7baccc
 def _rg(t:Tensor, requires_grad) -> Tensor:
     if requires_grad is not None: t.requires_grad = requires_grad
     return t
@@ -537,7 +539,7 @@ def ones_like(self, **kw) -> Tensor: return self.full_like(1, **kw)
 def empty_like(self, dtype=None, device=None, requires_grad=None) -> Tensor:
     return Tensor.empty(self.shape, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
-# %% ../nbs/00_tensor.ipynb #717c0597
+# %% ../nbs/00_tensor.ipynb #241309fc
 @patch_to(Tensor)
 @staticmethod
 def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad=None) -> Tensor:
@@ -559,7 +561,7 @@ def eye(n:int, m:int|None=None, dtype=None, device=None, requires_grad=None) -> 
     x = Tensor.ones(n, 1, dtype=dtype, device=device).pad(((0, 0), (0, n))).flatten().shrink(((0, n * n),)).reshape(n, n)
     return _rg(x if m is None or m == n else x.shrink(((0, n), (0, m))) if m < n else x.pad(((0, 0), (0, m - n))), requires_grad)
 
-# %% ../nbs/00_tensor.ipynb #29a45636
+# %% ../nbs/00_tensor.ipynb #a280995b
 THREEFRY_ROT = (13, 15, 26, 6, 17, 29, 16, 24)
 def threefry2x32(x0, x1, k0:int, k1:int):
     "Threefry-2x32-20 of the counter words `x0, x1` (uint32 arrays) under key `(k0, k1)`."
@@ -571,7 +573,7 @@ def threefry2x32(x0, x1, k0:int, k1:int):
             x0, x1 = x0 + ks[(i + 1) % 3], x1 + ks[(i + 2) % 3] + np.uint32(i + 1)
     return x0, x1
 
-# %% ../nbs/00_tensor.ipynb #d36b86a7
+# %% ../nbs/00_tensor.ipynb #5eacb98f
 @patch_to(Tensor)
 @staticmethod
 def manual_seed(seed:int=0):
@@ -585,7 +587,7 @@ def _uniform01(n:int, dtype:DType) -> np.ndarray:
     bits = {dtypes.float16: 11, dtypes.bfloat16: 8, dtypes.float32: 24}.get(dtype, 32)
     return (_random_bits(n) >> np.uint32(32 - bits)).astype(np.float64) * 2.0 ** -bits
 
-# %% ../nbs/00_tensor.ipynb #6f8125eb
+# %% ../nbs/00_tensor.ipynb #3e3f60c4
 @patch_to(Tensor)
 @staticmethod
 def rand(*shape, dtype=None, device=None, requires_grad=None) -> Tensor:
@@ -626,7 +628,7 @@ def rand_like(self, **kw) -> Tensor: return Tensor.rand(self.shape, **{"dtype": 
 @patch_to(Tensor)
 def randn_like(self, **kw) -> Tensor: return Tensor.randn(self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
 
-# %% ../nbs/00_tensor.ipynb #1381479d
+# %% ../nbs/00_tensor.ipynb #f6711f94
 def _idx_int(i) -> bool: return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
 @patch_to(Tensor)
 def _stride(self, d:int, s:int) -> Tensor:
@@ -669,7 +671,7 @@ def __getitem__(self, idx) -> Tensor:
     x = x.reshape(shape)
     return x._index_tensors(tix) if tix else x
 
-# %% ../nbs/00_tensor.ipynb #847f793e
+# %% ../nbs/00_tensor.ipynb #45f9844d
 @patch_to(Tensor)
 def to(self, device:str) -> Tensor:
     "This tensor on `device` (itself if it is there already)."
