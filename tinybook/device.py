@@ -53,8 +53,6 @@ class _Registry:
             try: self.made[name] = self.makers[name]()
             except (ImportError, RuntimeError, OSError) as e: raise RuntimeError(f"device {name} is not available here: {e}") from None
         return self.made[name]
-    @property
-    def default(self) -> str: return os.getenv("DEV", "CPU").upper()
 Device = _Registry()
 
 # %% ../nbs/05_backends.ipynb #693a2dfc
