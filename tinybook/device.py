@@ -15,10 +15,10 @@ from .runtime.cpu import cache_dir, count, run_backend
 # %% auto #0
 __all__ = ['Device', 'Allocator', 'Compiler', 'CompiledDevice', 'run_kernel_on', 'check_device', 'main']
 
-# %% ../nbs/05_backends.ipynb #edcd73d9
+# %% ../nbs/05_backends.ipynb #00245ea1
 class Allocator:
     "Device memory as numpy arrays on the host (devices with memory of their own override all four)."
-    def alloc(self, nbytes:int): return np.empty(nbytes, np.uint8)
+    def alloc(self, nbytes:int, image_width:int|None=None): return np.empty(nbytes, np.uint8)  # image_width: an image (05a)
     def free(self, buf): pass
     def copyin(self, buf, src:np.ndarray): buf[:] = src.view(np.uint8).reshape(-1)
     def copyout(self, dest:np.ndarray, buf): dest.view(np.uint8).reshape(-1)[:] = buf
@@ -38,6 +38,8 @@ class CompiledDevice:
         self.name, self.allocator, self.renderer, self.compiler, self.runtime = name, allocator, renderer, compiler, runtime
     def __repr__(self): return f"<Device {self.name} {type(self.renderer).__name__}>"
     def host_dtype(self, d) -> np.dtype: return d.np  # how a dtype's elements are laid out in device memory (bool is 4 bytes on WebGPU)
+    def images(self, ast:UOp, bufs:list) -> tuple: return ()  # (param, width) of the inputs read as images (05a: CL with IMAGE=1)
+    def render(self, name:str, lin:list[UOp], images:dict) -> str: return self.renderer.render(name, lin)
 
 # %% ../nbs/05_backends.ipynb #696da678
 class _Registry:
@@ -55,22 +57,23 @@ class _Registry:
         return self.made[name]
 Device = _Registry()
 
-# %% ../nbs/05_backends.ipynb #693a2dfc
-_programs: dict[tuple, tuple] = {}  # (device, kernel AST) -> (name, source, program, global size)
+# %% ../nbs/05_backends.ipynb #2941c227
+_programs: dict[tuple, tuple] = {}  # (device, kernel AST, images) -> (name, source, program, global size)
 def _host(dev:CompiledDevice, b, out:bool) -> np.ndarray:
     "A buffer's host array as the device stores it (bfloat16 as its bits), new for outputs."
     if b.dtype is dtypes.bfloat16: return np.empty(b.size, np.uint16) if out else f32_to_bf16(b.data)
     return np.empty(b.size, dev.host_dtype(b.dtype)) if out else np.ascontiguousarray(b.data, dev.host_dtype(b.dtype))
 def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
     "Compile kernel `ast` for `dev` (once) and run it on `bufs`, counting it in `GlobalCounters`."
-    if (dev.name, ast) not in _programs:
+    images = dict(key_images := dev.images(ast, bufs))
+    if (key := (dev.name, ast, key_images)) not in _programs:
         name, k = kernel_name(ast), Kernel(ast)
         lin = Kernel(ast, hand_coded_opts(k)).linearize(dev.renderer.supported)
-        src = dev.renderer.render(name, lin)
-        _programs[(dev.name, ast)] = (name, src, dev.runtime(name, dev.compiler.compile(src)), outer_loop(lin).arg[1] if outer_loop(lin) else 1)
-    name, src, prog, n = _programs[(dev.name, ast)]
+        src = dev.render(name, lin, images)
+        _programs[key] = (name, src, dev.runtime(name, dev.compiler.compile(src)), outer_loop(lin).arg[1] if outer_loop(lin) else 1)
+    name, src, prog, n = _programs[key]
     host = [_host(dev, b, i < len(ast.src)) for i, b in enumerate(bufs)]
-    mem = [dev.allocator.alloc(max(h.nbytes, 1)) for h in host]
+    mem = [dev.allocator.alloc(max(h.nbytes, 1), images.get(i)) for i, h in enumerate(host)]
     for m, h in list(zip(mem, host))[len(ast.src):]: dev.allocator.copyin(m, h)
     tm = prog(*mem, global_size=(n,))
     for b, m, h in zip(bufs[:len(ast.src)], mem, host):
@@ -78,9 +81,9 @@ def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
     for m in mem: dev.allocator.free(m)
     count(dev.name, name, ast, bufs, tm, src)
 
-# %% ../nbs/05_backends.ipynb #3a275f46
+# %% ../nbs/05_backends.ipynb #8add0f64
 class _NullAllocator(Allocator):
-    def alloc(self, nbytes:int): return np.zeros(nbytes, np.uint8)
+    def alloc(self, nbytes:int, image_width:int|None=None): return np.zeros(nbytes, np.uint8)
 def _null_program(name:str, lib:bytes): return lambda *bufs, global_size: 0.0
 Device.register("NULL", lambda: CompiledDevice("NULL", _NullAllocator(), CRenderer(), Compiler("null"), _null_program))
 
