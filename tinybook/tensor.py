@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 # %% auto #0
-__all__ = ['promo_lattice', 'exec_rules', 'backends', 'unsupported_dtypes', 'THREEFRY_ROT', 'DType', 'dtypes', 'to_dtype',
-           'least_upper_dtype', 'least_upper_float', 'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32', 'cast_np',
-           'patch_to', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker', 'argfix',
-           'Tensor', 'interpret', 'is_dtype_supported', 'compute', 'threefry2x32']
+__all__ = ['promo_lattice', 'exec_rules', 'backends', 'unsupported_dtypes', 'buffer_makers', 'THREEFRY_ROT', 'DType', 'dtypes',
+           'to_dtype', 'least_upper_dtype', 'least_upper_float', 'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32',
+           'cast_np', 'patch_to', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker',
+           'argfix', 'Tensor', 'interpret', 'is_dtype_supported', 'compute', 'threefry2x32']
 
 # %% ../nbs/00_tensor.ipynb #fb7e92a6
 @dataclass(frozen=True, eq=False)
@@ -270,9 +270,12 @@ def st(self) -> ShapeTracker|None:
     if self.op in GroupOp.Movement and (st := self.src[0].st) is not None: return st.movement(self.op, self.arg)
     return None
 
-# %% ../nbs/00_tensor.ipynb #1a8f386d
+# %% ../nbs/00_tensor.ipynb #3ea10ed4
 def argfix(*x) -> tuple: return tuple(x[0]) if len(x) == 1 and isinstance(x[0], (tuple, list)) else x
-def _dev(device) -> str: return (device or os.getenv("DEV", "CPU")).upper()
+def _dev(device) -> str:
+    "A device name in upper case (`DEV`, else CPU, when None); `disk:<path>` keeps its path as given."
+    d = device or os.getenv("DEV", "CPU")
+    return "DISK:" + d[5:] if d[:5].upper() == "DISK:" else d.upper()
 def _py_dtype(a:np.ndarray) -> DType:
     "The dtype of Python values converted by numpy: bool, else the default int or float."
     return {"b": dtypes.bool, "i": dtypes.default_int, "u": dtypes.default_int}.get(a.dtype.kind, dtypes.default_float)
@@ -355,6 +358,7 @@ def _interpret_all(roots:list[UOp]) -> list[np.ndarray]:
     return [interpret(r, vals) for r in roots]
 backends = {}  # device name -> function computing a list of UOps into numpy arrays; 04_codegen adds compiled ones
 unsupported_dtypes: dict[str, set] = {}  # device name -> dtypes its kernels cannot hold (05's WebGPU has no 64-bit types)
+buffer_makers: dict = {}  # device kind -> fn(device, size, dtype) giving `Tensor.empty`'s memory (05's DISK maps a file)
 def is_dtype_supported(d:DType, device:str|None=None) -> bool: return d not in unsupported_dtypes.get(_dev(device), ())
 def compute(roots:list[UOp]) -> list[np.ndarray]:
     "The values of `roots` (on one device), computed by that device's backend, or by the interpreter if it has none."
@@ -526,8 +530,9 @@ def ones(*shape, **kw) -> Tensor: return Tensor.full(argfix(*shape), 1.0, **kw)
 @staticmethod
 def empty(*shape, dtype=None, device=None, requires_grad=None) -> Tensor:
     "A tensor with a buffer of `shape` and undefined contents (zeros on the host)."
-    shape, dtype = _shape(*shape), to_dtype(dtype or dtypes.default_float)
-    return _rg(Tensor(UOp.new_buffer(_dev(device), math.prod(shape), dtype, np.zeros(math.prod(shape), dtype.np))).reshape(shape), requires_grad)
+    shape, dtype, device = _shape(*shape), to_dtype(dtype or dtypes.default_float), _dev(device)
+    make = buffer_makers.get(device.split(":")[0], lambda dev, n, d: np.zeros(n, d.np))
+    return _rg(Tensor(UOp.new_buffer(device, math.prod(shape), dtype, make(device, math.prod(shape), dtype))).reshape(shape), requires_grad)
 @patch_to(Tensor)
 def full_like(self, fill_value, dtype=None, device=None, requires_grad=None) -> Tensor:
     return Tensor.full(self.shape, fill_value, dtype or self.dtype, device or self.device, requires_grad)
