@@ -9,7 +9,7 @@ from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 from ..tensor import UOp, Ops, GroupOp, dtypes, backends, f32_to_bf16, bf16_to_f32
-from ..schedule import kernel_name, schedule_uops, run_schedule
+from ..schedule import kernel_name, schedule_uops, run_schedule, run_kernel
 from ..codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, run_linear
 from ..renderer import CRenderer, outer_loop
 
@@ -128,13 +128,13 @@ def run_kernel_python(ast:UOp, bufs:list) -> None:
     for b, a in zip(bufs[:len(ast.src)], arrays): b.data = a
     count("PYTHON", kernel_name(ast), ast, bufs, time.perf_counter() - t0)
 
-# %% ../../nbs/04b_cpu.ipynb #f5ba6477
+# %% ../../nbs/04b_cpu.ipynb #acadbbd5
 def run_backend(run) -> Callable:
-    "A backend: schedule the roots and run each kernel with `run(ast, bufs)`."
+    "A backend: schedule the roots and run each kernel with `run(ast, bufs)`; kernels that view a DISK file's bytes run in numpy (05)."
     def compute(roots:list[UOp]) -> list[np.ndarray]:
         items, outs = schedule_uops(roots)
         if int(os.getenv("DEBUG", "0")) >= 1: print(f"realize: {len(items)} kernels")
-        run_schedule(items, run)
+        run_schedule(items, lambda ast, bufs: (run_kernel if bufs[0].device.startswith("DISK:") else run)(ast, bufs))
         return [outs[r].data.reshape(r.shape) for r in roots]
     return compute
 def _run_kernel_cpu(ast:UOp, bufs:list) -> None:
