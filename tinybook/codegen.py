@@ -139,10 +139,11 @@ class Kernel:
             self.sts = {u: st.movement(Ops.RESHAPE, tuple(st.shape[i] for i in keep)) for u, st in self.sts.items()}
             self.full_shape, self.types = tuple(full[i] for i in keep), [self.types[i] for i in keep]
         for a in reversed(range(len(self.full_shape) - 1)):
-            if self.types[a] == self.types[a + 1] and all(_merge_view(st.views[-1], a) for st in self.sts.values()):
-                self.sts = {u: _restack(st, _merge_view(st.views[-1], a), ()) for u, st in self.sts.items()}
-                self.full_shape = self.full_shape[:a] + (self.full_shape[a] * self.full_shape[a + 1],) + self.full_shape[a + 2:]
-                del self.types[a + 1]
+            if self.types[a] != self.types[a + 1]: continue
+            if not all((merged := {u: _merge_view(st.views[-1], a) for u, st in self.sts.items()}).values()): continue
+            self.sts = {u: ShapeTracker(st.views[:-1] + (merged[u],)) for u, st in self.sts.items()}
+            self.full_shape = self.full_shape[:a] + (self.full_shape[a] * self.full_shape[a + 1],) + self.full_shape[a + 2:]
+            del self.types[a + 1]
         for o in opts: self.apply_opt(o)
     def axes(self, t:str) -> list[int]: return [i for i, x in enumerate(self.types) if x in t]
     def upcast_size(self) -> int: return math.prod(self.full_shape[i] for i in self.axes("Uu"))

@@ -9,13 +9,13 @@ from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 from ..tensor import UOp, Ops, GroupOp, dtypes, backends, f32_to_bf16, bf16_to_f32
-from ..schedule import kernel_name, schedule_uops, run_schedule, run_kernel
+from ..schedule import kernel_name, schedule_uops, run_schedule
 from ..codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, run_linear
 from ..renderer import CRenderer, outer_loop
 
 # %% auto #0
-__all__ = ['CFLAGS', 'cache_dir', 'c_compiler', 'compile_c', 'CPUProgram', 'GlobalCounters', 'kernel_ops', 'count', 'beam_search',
-           'run_kernel_c', 'run_kernel_python', 'run_backend']
+__all__ = ['CFLAGS', 'kernel_runners', 'cache_dir', 'c_compiler', 'compile_c', 'CPUProgram', 'GlobalCounters', 'kernel_ops',
+           'count', 'beam_search', 'host_array', 'from_host', 'run_kernel_c', 'run_kernel_python', 'run_backend']
 
 # %% ../../nbs/04b_cpu.ipynb #62f38a93
 CFLAGS = ["-O2", "-march=native", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-Wall", "-Werror", "-Wno-unused-variable",
@@ -101,12 +101,16 @@ def beam_search(ast:UOp, arrays:list[np.ndarray], width:int, renderer=CRenderer(
     path.parent.mkdir(parents=True, exist_ok=True); path.write_text(json.dumps([[o.op, o.axis, o.amt] for o in beam[0][1]]))
     return beam[0][1]
 
-# %% ../../nbs/04b_cpu.ipynb #3e404d8d
+# %% ../../nbs/04b_cpu.ipynb #9fea07e0
 _programs: dict[UOp, tuple] = {}  # kernel AST -> (name, source, program, outer loop size, threads)
-def _arrays(ast:UOp, bufs:list) -> list[np.ndarray]:
-    "The buffers as C sees them: new outputs, bfloat16 as its bits."
-    return [np.empty(b.size, np.uint16 if b.dtype is dtypes.bfloat16 else b.dtype.np) if i < len(ast.src) else
-            f32_to_bf16(b.data) if b.dtype is dtypes.bfloat16 else b.data for i, b in enumerate(bufs)]
+def host_array(b, out:bool, dt=None) -> np.ndarray:
+    "Buffer `b` as a kernel sees it: a new array if it is an output; bfloat16 as its 16 bits, else as numpy dtype `dt` (its own)."
+    if b.dtype is dtypes.bfloat16: return np.empty(b.size, np.uint16) if out else f32_to_bf16(b.data)
+    return np.empty(b.size, dt or b.dtype.np) if out else np.ascontiguousarray(b.data, dt or b.dtype.np)
+def from_host(b, a:np.ndarray) -> None:
+    "Store a kernel's output array `a` (as `host_array` made it) in buffer `b`."
+    b.data = bf16_to_f32(a) if b.dtype is dtypes.bfloat16 else a.astype(b.dtype.np, copy=False)
+def _arrays(ast:UOp, bufs:list) -> list[np.ndarray]: return [host_array(b, i < len(ast.src)) for i, b in enumerate(bufs)]
 def run_kernel_c(ast:UOp, bufs:list) -> None:
     "Compile kernel `ast` (once) and run it on the CPU with `bufs`, counting it in `GlobalCounters`."
     arrays = _arrays(ast, bufs)
@@ -117,7 +121,7 @@ def run_kernel_c(ast:UOp, bufs:list) -> None:
         _programs[ast] = _compile(ast, opts, CRenderer())
     name, src, prog, n, threads = _programs[ast]
     tm = prog(*arrays, n=n, threads=threads)
-    for b, a in zip(bufs[:len(ast.src)], arrays): b.data = bf16_to_f32(a) if b.dtype is dtypes.bfloat16 else a
+    for b, a in zip(bufs[:len(ast.src)], arrays): from_host(b, a)
     count("CPU", name, ast, bufs, tm, src)
 _linear: dict[UOp, list] = {}
 def run_kernel_python(ast:UOp, bufs:list) -> None:
@@ -128,13 +132,14 @@ def run_kernel_python(ast:UOp, bufs:list) -> None:
     for b, a in zip(bufs[:len(ast.src)], arrays): b.data = a
     count("PYTHON", kernel_name(ast), ast, bufs, time.perf_counter() - t0)
 
-# %% ../../nbs/04b_cpu.ipynb #acadbbd5
+# %% ../../nbs/04b_cpu.ipynb #6ab85194
+kernel_runners: dict[str, Callable] = {}  # device kind -> how a kernel writing a buffer there runs, whoever realizes it (05: DISK)
 def run_backend(run) -> Callable:
-    "A backend: schedule the roots and run each kernel with `run(ast, bufs)`; kernels that view a DISK file's bytes run in numpy (05)."
+    "A backend: schedule the roots and run each kernel with `run(ast, bufs)`, or with its output device's own runner if it has one."
     def compute(roots:list[UOp]) -> list[np.ndarray]:
         items, outs = schedule_uops(roots)
         if int(os.getenv("DEBUG", "0")) >= 1: print(f"realize: {len(items)} kernels")
-        run_schedule(items, lambda ast, bufs: (run_kernel if bufs[0].device.startswith("DISK:") else run)(ast, bufs))
+        run_schedule(items, lambda ast, bufs: kernel_runners.get(bufs[0].device.split(":")[0], run)(ast, bufs))
         return [outs[r].data.reshape(r.shape) for r in roots]
     return compute
 def _run_kernel_cpu(ast:UOp, bufs:list) -> None:
