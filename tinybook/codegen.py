@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_rules, cast_np, patch_to
 
 # %% auto #0
-__all__ = ['OPT_TYPES', 'MAX_UPCAST', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint', 'srange', 'vbounds',
-           'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index', 'reduce_shapes', 'Opt',
-           'KernelOptError', 'Kernel', 'is_index', 'eval_index', 'run_linear', 'hand_coded_opts', 'opt_actions',
-           'decompose']
+__all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'IDX_OPS', 'PANEL', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint',
+           'srange', 'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
+           'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'Kernel', 'is_index', 'eval_index', 'run_linear',
+           'hand_coded_opts', 'opt_actions', 'gathers', 'lane_opts', 'decompose']
 
 # %% ../nbs/04_codegen.ipynb #20209e49
 def sint(v) -> UOp: return v if isinstance(v, UOp) else UOp(Ops.CONST, dtypes.int32, (), int(v))
@@ -103,13 +103,23 @@ def reduce_shapes(red:UOp) -> tuple[tuple, tuple]:
 # %% ../nbs/04_codegen.ipynb #a8fde0f4
 @dataclass(frozen=True)
 class Opt:
-    "One optimization: split `amt` off axis `axis` as an `UPCAST`, `UNROLL`, `LOCAL` or `GROUP` axis."
+    "One optimization: split `amt` off axis `axis` as an `UPCAST`, `UNROLL`, `LOCAL`, `GROUP`, `VECTOR`, `VREDUCE` or `BLOCK` axis."
     op: str
     axis: int
     amt: int
 class KernelOptError(ValueError): pass
-OPT_TYPES = {"UPCAST": ("g", "U"), "UNROLL": ("r", "u"), "LOCAL": ("g", "l"), "GROUP": ("r", "G")}  # opt -> (axis type it splits, new type)
+OPT_TYPES = {"UPCAST": ("g", "U"), "UNROLL": ("r", "u"), "LOCAL": ("g", "l"), "GROUP": ("r", "G"),  # opt -> (axis type it splits, new type)
+             "VECTOR": ("g", "v"), "VREDUCE": ("r", "w"), "BLOCK": ("g", "g")}  # v, w: vector lanes; BLOCK moves the outer part outermost
 MAX_UPCAST = 64  # straight-line copies per loop trip, at most
+VEC_OPS = {Ops.ADD, Ops.MUL, Ops.MAX, Ops.CMPLT, Ops.CMPNE, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.WHERE, Ops.NEG,
+           Ops.RECIPROCAL, Ops.SQRT, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.TRUNC, Ops.MULACC, Ops.CAST, Ops.BITCAST}  # lane-wise in C
+def vectorizable(ast:UOp) -> str|None:
+    "Why kernel `ast` can't run on 32-bit vector lanes, or None if it can."
+    for u in ast.toposort:
+        if u.op in (Ops.LOAD, Ops.STORE) and (d := u.src[-1].dtype if u.op is Ops.STORE else u.dtype).itemsize != 4: return f"no 32-bit lanes: it moves {d}"
+        if u.op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST} and (u.op not in VEC_OPS or u.dtype.itemsize != 4 and u.dtype is not dtypes.bool):
+            return f"no 32-bit lanes: it has {u.op} on {u.dtype}"
+    return None
 def _split_view(v:View, a:int, amt:int) -> View|None:
     "`v` with axis `a` split into (n/amt, amt), or None when its mask can't be split."
     n, s = v.shape[a], v.strides[a]
@@ -127,7 +137,7 @@ def _restack(st:ShapeTracker, v:View|None, shape:tuple) -> ShapeTracker:
     "`st` with its last view replaced by `v`, or (when `v` is None) reshaped to `shape` through a view of its own."
     return ShapeTracker(st.views[:-1] + (v,)) if v else st.movement(Ops.RESHAPE, shape)
 class Kernel:
-    "Kernel `ast` as one loop nest over `full_shape`, with a type per axis: g(lobal), l(ocal), G(roup), r(educe), U(pcast), u(nroll)."
+    "Kernel `ast` as one loop nest over `full_shape`, with a type per axis: g(lobal), l(ocal), G(roup), r(educe), U(pcast), u(nroll), v/w (lanes)."
     def __init__(self, ast:UOp, opts=()):
         self.ast, self.red, self.opts = ast, next((u for u in ast.toposort if u.op is Ops.REDUCE), None), []
         full, kshape = reduce_shapes(self.red) if self.red else (ast.src[0].arg.shape,) * 2
@@ -147,6 +157,7 @@ class Kernel:
         for o in opts: self.apply_opt(o)
     def axes(self, t:str) -> list[int]: return [i for i, x in enumerate(self.types) if x in t]
     def upcast_size(self) -> int: return math.prod(self.full_shape[i] for i in self.axes("Uu"))
+    def lane_axis(self) -> int|None: return next(iter(self.axes("vw")), None)
     def apply_opt(self, opt:Opt) -> Kernel:
         "Split `opt.amt` off axis `opt.axis` (checked: a clear `KernelOptError` if the opt does not fit this kernel)."
         if opt.op not in OPT_TYPES: raise KernelOptError(f"unknown opt {opt.op!r}: expected one of {list(OPT_TYPES)}")
@@ -156,10 +167,16 @@ class Kernel:
         n = self.full_shape[a]; amt = opt.amt or n
         if amt < 2 or n % amt or n == 0: raise KernelOptError(f"{opt}: amt must divide axis {a}'s size {n} and be at least 2")
         if new in "Uu" and self.upcast_size() * amt > MAX_UPCAST: raise KernelOptError(f"{opt}: more than {MAX_UPCAST} copies per loop trip")
+        if new in "vw" and (why := "a kernel has one lane axis" if self.lane_axis() is not None else
+                            "lanes come in powers of two" if amt & (amt - 1) else vectorizable(self.ast)): raise KernelOptError(f"{opt}: {why}")
         shape = lambda sh: sh[:a] + ((n // amt, amt) if sh[a] > 1 else (1, 1)) + sh[a+1:]
         self.sts = {u: _restack(st, _split_view(st.views[-1], a, amt), shape(st.shape)) for u, st in self.sts.items()}
         self.full_shape, self.opts = shape(self.full_shape), self.opts + [opt]
         self.types.insert(a + 1, new)
+        if opt.op == "BLOCK":  # the loop over blocks becomes the outermost
+            order = (a,) + tuple(i for i in range(len(self.types)) if i != a)
+            self.sts = {u: st.movement(Ops.PERMUTE, order) for u, st in self.sts.items()}
+            self.full_shape, self.types = tuple(self.full_shape[i] for i in order), [self.types[i] for i in order]
         return self
 
 # %% ../nbs/04_codegen.ipynb #fd08827d
@@ -173,8 +190,8 @@ def _const(v, d:DType) -> UOp: return UOp(Ops.CONST, d, (), v)
 def linearize(self, supported:set|None=None) -> list[UOp]:
     "The kernel as a linear program (see above), with the ALU ops outside `supported` (if given) decomposed."
     shape, types = self.full_shape, self.types
-    loops = {i: srange(f"{dict(g='gidx', l='lidx', G='ridx', r='ridx')[t]}{i}", n)
-             for i, (t, n) in enumerate(zip(types, shape)) if t in "glGr" and n != 1}
+    loops = {i: srange(f"{dict(g='gidx', l='lidx', G='ridx', r='ridx', v='vlane', w='rlane')[t]}{i}", n)
+             for i, (t, n) in enumerate(zip(types, shape)) if t in "glGrvw" and n != 1}
     def combos(t:str) -> list[dict]:
         ax = self.axes(t)
         return [dict(zip(ax, c)) for c in itertools.product(*[range(shape[a]) for a in ax])]
@@ -187,11 +204,11 @@ def linearize(self, supported:set|None=None) -> list[UOp]:
             return c if valid is None else UOp(Ops.WHERE, u.dtype, (valid, c, _const(0, u.dtype)))
         if u.op is Ops.REDUCE:
             vals = tuple(build(u.src[0], {**c, **cu}) for cu in combos("u"))
-            return UOp(Ops.REDUCE, u.dtype, vals + tuple(loops[a] for a in self.axes("Gr") if a in loops), u.arg[0])
+            return UOp(Ops.REDUCE, u.dtype, vals + tuple(loops[a] for a in self.axes("Gwr") if a in loops), u.arg[0])
         return UOp(u.op, u.dtype, tuple(build(s, c) for s in u.src), u.arg)
     sink = UOp(Ops.SINK, dtypes.void, tuple(build(s, c) for c in combos("U") for s in self.ast.src))
     if supported is not None: sink = decompose(sink, supported)
-    nest = [loops[a] for t in "glGr" for a in self.axes(t) if a in loops]
+    nest = [loops[a] for t in "glvGwr" for a in self.axes(t) if a in loops]  # lanes: innermost of their kind
     ng, deps, post = sum(r.arg[0][0] != "r" for r in nest), {}, {}
     for u in sink.toposort:
         deps[u] = {u} if u.op is Ops.RANGE else set().union(*(deps[s] for s in u.src)) - (set(u.src) if u.op is Ops.REDUCE else set())
@@ -239,21 +256,48 @@ def run_linear(lin:list[UOp], bufs:list[np.ndarray]) -> None:
                 bufs[u.src[0].arg][i.reshape(-1)] = v.reshape(-1)
 
 # %% ../nbs/04_codegen.ipynb #298068e0
-def hand_coded_opts(k:Kernel) -> list[Opt]:
-    "Opts for kernel `k` chosen by the rules above."
+def hand_coded_opts(k:Kernel, lanes:int=0) -> list[Opt]:
+    "Opts for kernel `k` chosen by the rules above; `lanes`: 32-bit values in the target's vectors (0: it has none)."
     if int(os.getenv("NOOPT", "0")): return []
+    if lanes and not vectorizable(k.ast) and (opts := lane_opts(k, lanes)): return opts
     bcast = [a for a in k.axes("g") if k.red and any(st.views[-1].strides[a] == 0 and st.shape[a] > 1 for st in k.sts.values())]
     cands = bcast[-2:] if bcast else k.axes("g")[-1:]
     opts = [Opt("UPCAST", a, 4) for a in cands if k.full_shape[a] % 4 == 0 and k.full_shape[a]]
     return [Opt(o.op, o.axis + sum(p.axis < o.axis for p in opts[:i]), o.amt) for i, o in enumerate(opts)]  # each split shifts the axes after it
-def opt_actions(k:Kernel, has_local:bool=False) -> list[Opt]:
+def opt_actions(k:Kernel, has_local:bool=False, lanes:int=0) -> list[Opt]:
     "Every opt that fits kernel `k` as it is: upcast a global axis or unroll a reduce axis by 2, 4 or 8 or whole; `LOCAL` and `GROUP` if asked."
     acts = [Opt("UPCAST", a, n) for a in k.axes("g") for n in (2, 4, 8)] + [Opt("UNROLL", a, n) for a in k.axes("r") for n in (0, 2, 4, 8)]
     gpu = [Opt("LOCAL", a, n) for a in k.axes("g") for n in (2, 4, 8, 16)] + [Opt("GROUP", a, n) for a in k.axes("r") for n in (2, 4, 8, 16)]
-    return [o for o in acts + gpu * has_local if _fits(k, o)]
+    vec = [Opt(o, a, lanes) for o, t in (("VECTOR", "g"), ("VREDUCE", "r")) for a in k.axes(t)] * bool(lanes)
+    blocks = [Opt("BLOCK", a, n) for a in k.axes("g")[1:] for n in (2, 4, 8, 16)] * bool(lanes)
+    return [o for o in acts + gpu * has_local + vec + blocks if _fits(k, o)]
 def _fits(k:Kernel, o:Opt) -> bool:
     try: return bool(Kernel(k.ast, k.opts + [o]))
     except KernelOptError: return False
+
+# %% ../nbs/04_codegen.ipynb #4d1d6147
+def gathers(k:Kernel, a:int, lanes:int) -> int:
+    "The loads and stores of `k` that would gather (neither walk axis `a` with stride 1 nor stay put) if it became `lanes` lanes."
+    def contiguous(st:ShapeTracker) -> bool:
+        v, n = st.views[-1], st.shape[a]
+        return v.strides[a] == 0 or v.strides[a] == 1 and len(st.views) == 1 and (not v.mask or v.mask[a][0] % lanes == v.mask[a][1] % n % lanes == 0)
+    return sum(not contiguous(st) for u, st in k.sts.items() if u.op is not Ops.VIEW)
+PANEL = 1 << 20  # bytes of the reused operand that a cache block keeps in L2 (2 MiB a core here)
+def lane_opts(k:Kernel, lanes:int) -> list[Opt]:
+    "Lanes on an axis that needs no gathers; in reduce kernels also register tiles and, with output lanes, cache blocks."
+    if not (cands := [a for a in k.axes("gr") if k.full_shape[a] % lanes == 0 and gathers(k, a, lanes) == 0]): return []
+    a = min(cands, key=lambda a: (k.types[a] != "g", -a))  # output lanes need no sum of lanes at the end
+    k = Kernel(k.ast, [Opt("VECTOR" if k.types[a] == "g" else "VREDUCE", a, lanes)])
+    if k.red is None: return k.opts
+    bcast = [b for b in k.axes("g") if any(st.views[-1].strides[b] == 0 for u, st in k.sts.items() if u.op is Ops.LOAD)]
+    out_lanes = k.types[a + 1] == "v"
+    for b, n in sorted([(a, 2)] + [(b, 8) for b in bcast if b != a][-1:] if out_lanes else [(b, 4) for b in bcast[-2:]], reverse=True):
+        while n > 1 and not _fits(k, Opt("UPCAST", b, n)): n //= 2  # the last axis first, so the earlier ones keep their numbers
+        if n > 1: k.apply_opt(Opt("UPCAST", b, n))
+    if not out_lanes or (j := max((i for i in k.axes("g") if i < k.lane_axis()), default=0)) == 0: return k.opts
+    tile = math.prod(k.full_shape[i] for i in range(j + 1, len(k.types)) if k.types[i] in "Uv") * 4  # bytes of a tile's row
+    n = next(d for d in range(max(1, PANEL // (tile * math.prod(k.full_shape[i] for i in k.axes("r")))), 0, -1) if k.full_shape[j] % d == 0)
+    return (k.apply_opt(Opt("BLOCK", j, n)) if 1 < n < k.full_shape[j] else k).opts
 
 # %% ../nbs/04_codegen.ipynb #de14281a
 class _V:

@@ -4,12 +4,14 @@
 
 # %% ../nbs/04a_renderer.ipynb #c232571b
 from __future__ import annotations
-import math
+import math, functools
 from .tensor import UOp, Ops, GroupOp, DType, dtypes
+from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, _terms
 
 # %% auto #0
-__all__ = ['c_types', 'C_INCLUDES', 'C_BF16', 'c_const', 'c_alu', 'c_index', 'c_bitcast_bf16', 'outer_loop', 'Renderer',
-           'CRenderer']
+__all__ = ['c_types', 'C_INCLUDES', 'C_BF16', 'c_const', 'c_alu', 'c_index', 'c_bitcast_bf16', 'vtype', 'vbroadcast',
+           'lane_values', 'lane_base', 'at_lane', 'vector_load', 'vector_store', 'vector_alu', 'hred', 'vector_prelude',
+           'outer_loop', 'Renderer', 'CRenderer']
 
 # %% ../nbs/04a_renderer.ipynb #510e322c
 c_types = {dtypes.bool: "bool", dtypes.int8: "int8_t", dtypes.uint8: "uint8_t", dtypes.int16: "int16_t", dtypes.uint16: "uint16_t",
@@ -45,21 +47,79 @@ def c_alu(op:Ops, d:DType, a:list[str]) -> str:
     if op is Ops.BITCAST: return f"({{__typeof__({a[0]}) t = {a[0]}; {c_types[d]} b; __builtin_memcpy(&b, &t, sizeof(b)); b;}})"
     sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>"}[op]
     return f"({a[0]}{sym}{a[1]})"
-def c_index(u:UOp, const=c_const) -> str:
-    "C for an index expression (or a constant, printed by `const`)."
+def c_index(u:UOp, const=c_const, lanes:bool=False) -> str:
+    "C for an index expression (or a constant, printed by `const`); with `lanes`, one whose value is a vector (`&` for `&&`)."
     if u.op is Ops.CONST: return const(u.arg, u.dtype)
     if u.op is Ops.RANGE: return u.arg[0]
-    sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<", Ops.AND: "&&"}[u.op]
-    return f"({c_index(u.src[0], const)}{sym}{c_index(u.src[1], const)})"
+    sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<", Ops.AND: "&" if lanes else "&&"}[u.op]
+    return f"({c_index(u.src[0], const, lanes)}{sym}{c_index(u.src[1], const, lanes)})"
 def c_bitcast_bf16(u:UOp, a:str) -> str:
     "BITCAST to or from bfloat16, whose C values are floats holding the bfloat16's value."
     if u.dtype is dtypes.bfloat16: return f"bf2f((uint16_t){a})"
     return f"({{uint16_t t = f2bf({a}); {c_types[u.dtype]} b; __builtin_memcpy(&b, &t, 2); b;}})"
 
+# %% ../nbs/04a_renderer.ipynb #f19e2b4f
+def vtype(d:DType) -> str: return "v" + c_types[dtypes.int32 if d is dtypes.bool else d]  # a bool lane is a mask in an int32
+def vbroadcast(x:str, d:DType) -> str: return f"(({vtype(d)}){{}}-({x}))" if d is dtypes.bool else f"(({vtype(d)}){{}}+({x}))"
+def lane_values(lin:list[UOp]) -> tuple[UOp|None, set]:
+    "The lanes of linear program `lin` (a `RANGE`, or None) and the UOps whose values differ between lanes (accumulators included)."
+    lane, vec = next((u for u in lin if u.op is Ops.RANGE and "lane" in u.arg[0]), None), set()
+    if lane is None: return None, vec
+    for u in UOp(Ops.SINK, dtypes.void, tuple(lin)).toposort:
+        srcs = u.src[0].src if u.op is Ops.DEFINE_ACC else () if u.op is Ops.REDUCE and lane in u.src else u.src
+        if u is lane or any(s in vec for s in srcs): vec.add(u)
+    return lane, vec
+def lane_base(idx:UOp, lane:UOp) -> UOp|None:
+    "`idx` without the lane if the lane is one of its terms (stride 1) and in no other: then the lanes are contiguous."
+    ts = _terms(idx)
+    return functools.reduce(sadd, [t for t in ts if t is not lane], sint(0)) if [t for t in ts if lane in t.toposort] == [lane] else None
+def at_lane(u:UOp, lane:UOp, l:int) -> UOp:
+    "Index expression `u` at lane `l`, simplified."
+    if u is lane or not u.src: return sint(l) if u is lane else u
+    a, b = (at_lane(s, lane, l) for s in u.src)
+    return {Ops.ADD: sadd, Ops.MUL: smul, Ops.IDIV: lambda a, b: sdiv(a, b.arg), Ops.MOD: lambda a, b: smod(a, b.arg), Ops.CMPLT: slt,
+            Ops.AND: sand}[u.op](a, b)
+
+# %% ../nbs/04a_renderer.ipynb #39373f95
+def vector_load(u:UOp, lane:UOp, ex) -> str:
+    "C for a `LOAD` whose value differs between lanes: contiguous if it can be (and its validity is the same for all lanes), else a gather."
+    buf, idx, valid, T = f"data{u.src[0].arg}", u.src[1], u.src[2] if len(u.src) > 2 else None, vtype(u.dtype)
+    if (base := lane_base(idx, lane)) is not None and (valid is None or lane not in valid.toposort):
+        val = f"({{{T} t; __builtin_memcpy(&t, {buf}+{ex(base)}, sizeof(t)); t;}})"
+        return val if valid is None else f"({ex(valid)}?{val}:({T}){{}})"
+    at = lambda x, l: ex(at_lane(x, lane, l))
+    return f"(({T}){{{', '.join(f'{buf}[{at(idx, l)}]' if valid is None else f'({at(valid, l)}?{buf}[{at(idx, l)}]:0)' for l in range(lane.arg[1]))}}})"
+def vector_store(u:UOp, lane:UOp, vec:set, ex) -> str:
+    "C for a `STORE` to lane-dependent addresses: one contiguous store, or a store per lane."
+    buf, idx, val = f"data{u.src[0].arg}", u.src[1], u.src[2]
+    head = f"{{{vtype(val.dtype)} t = {ex(val) if val in vec else vbroadcast(ex(val), val.dtype)}; "
+    if (base := lane_base(idx, lane)) is not None: return head + f"__builtin_memcpy({buf}+{ex(base)}, &t, sizeof(t));}}"
+    return head + " ".join(f"{buf}[{ex(at_lane(idx, lane, l))}] = t[{l}];" for l in range(lane.arg[1])) + "}"
+def vector_alu(op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:
+    "C for `op` on vector operands `a` with result dtype `d` (`sd`: the operands' dtype)."
+    T = vtype(d)
+    if op is Ops.WHERE: return f"(({T})(((vint32_t)({a[1]})&{a[0]})|((vint32_t)({a[2]})&~{a[0]})))"
+    if op is Ops.MAX: return vector_alu(Ops.WHERE, d, [f"(({a[0]}>{a[1]})|({a[0]}!={a[0]}))" if dtypes.is_float(d) else f"({a[0]}>{a[1]})", *a])
+    if op is Ops.CAST and d is dtypes.bool: return f"({a[0]}!=({vtype(sd)}){{}})"
+    if op is Ops.CAST: return f"__builtin_convertvector({'-' * (sd is dtypes.bool)}({a[0]}), {T})"  # a true mask is -1
+    if op is Ops.BITCAST: return f"(({T})({a[0]}))"
+    if op is Ops.RECIPROCAL: return f"({vbroadcast(c_const(1, d), d)}/{a[0]})"
+    if op is Ops.SQRT: return f"({{{T} t = {a[0]}; for (int l = 0; l < (int)(sizeof(t) / 4); l++) t[l] = __builtin_sqrtf(t[l]); t;}})"
+    return c_alu(op, d, a)
+def hred(red:UOp, acc:str) -> str: return f"hred_{red.arg.name}_{vtype(red.dtype)}({acc})"
+def vector_prelude(lin:list[UOp], lane:UOp, vec:set) -> str:
+    "The vector types of a kernel with lanes, and the functions that reduce a vector accumulator's lanes."
+    vals = [u.src[2] if u.op is Ops.STORE else u for u in vec if u.op is Ops.STORE or u.dtype is not dtypes.void]  # a stored scalar is broadcast
+    ds = sorted({dtypes.int32} | {dtypes.int32 if u.dtype is dtypes.bool else u.dtype for u in vals}, key=str)
+    reds = sorted({(u.arg, u.dtype) for u in lin if u.op is Ops.REDUCE and lane in u.src}, key=str)
+    return "".join(f"typedef {c_types[d]} {vtype(d)} __attribute__((vector_size({4 * lane.arg[1]})));\n" for d in ds) + "".join(
+        f"static inline {c_types[d]} {hred(UOp(Ops.REDUCE, d, (), op), 't')[:-3]}({vtype(d)} t) {{ {c_types[d]} s = t[0]; "
+        f"for (int i = 1; i < {lane.arg[1]}; i++) s = {c_alu(op, d, ['s', 't[i]'])}; return s; }}\n" for op, d in reds)
+
 # %% ../nbs/04a_renderer.ipynb #dfcd8fb4
 def outer_loop(lin:list[UOp]) -> UOp|None:
     "The loop a kernel's callers split between threads: the outermost, if it is global."
-    return next((u for u in lin if u.op is Ops.RANGE and u.arg[0][0] != "r"), None) if lin and lin[0].op is Ops.RANGE else None
+    return lin[0] if lin and lin[0].op is Ops.RANGE and lin[0].arg[0][0] != "r" and "lane" not in lin[0].arg[0] else None
 class Renderer:
     "A target's code generator: the ops it has (others are decomposed), whether it has workgroups, and `render`."
     device, has_local, supported = "", False, GroupOp.ALU | {Ops.CAST, Ops.BITCAST}
@@ -67,6 +127,8 @@ class Renderer:
 class CRenderer(Renderer):
     "C for the CPU. Other languages (05) override the hooks: `prelude`, `buf_type`, `signature`, `loop`, `bitcast`, `const`, `alu`, ..."
     device = "CPU"
+    @property
+    def lane_supported(self) -> set: return self.supported - {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.TRUNC}  # no vector libm
     def const(self, v, d:DType) -> str: return c_const(v, d)
     def alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str: return c_alu(op, d, a)  # sd: the operands' dtype
     def decl(self, d:DType, name:str, code:str, mutable:bool=False) -> str: return f"{c_types[d]} {name} = {code};"
@@ -82,30 +144,39 @@ class CRenderer(Renderer):
     def bitcast(self, u:UOp, a:str) -> str:
         return c_bitcast_bf16(u, a) if dtypes.bfloat16 in (u.dtype, u.src[0].dtype) else self.alu(Ops.BITCAST, u.dtype, [a])
     def render(self, name:str, lin:list[UOp]) -> str:
-        "Source of linear program `lin` as a function `name`."
+        "Source of linear program `lin` as a function `name`; values that differ between vector lanes are C vectors."
         if bad := {u.dtype for u in lin if u.dtype not in c_types and u.dtype is not dtypes.void}:
             raise NotImplementedError(f"{type(self).__name__}: dtypes {sorted(map(str, bad))} are not supported")
-        params, head = sorted({s.arg: s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}.items()), self.prelude(lin)
+        params, (lane, vec) = sorted({s.arg: s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}.items()), lane_values(lin)
         names, accs, lines, depth, outer = {}, {}, [], 1, outer_loop(lin)
-        ex = lambda u: names.get(u) or c_index(u, self.const)
+        vacc = {u.src[0] for u in lin if u.op is Ops.DEFINE_ACC and u in vec}  # reduces whose accumulator is a vector
+        ex = lambda u: names.get(u) or c_index(u, self.const, u in vec)
+        vx = lambda u, d: ex(u) if u in vec else vbroadcast(ex(u), d)  # an operand of a vector op
         def let(u:UOp, code:str):
             names[u] = f"v{len(names)}"
             if u.dtype is dtypes.bfloat16 and u.op is not Ops.LOAD: code = f"rbf({code})"
-            lines.append((depth, self.decl(u.dtype, names[u], code)))
+            lines.append((depth, f"{vtype(u.dtype)} {names[u]} = {code};" if u in vec else self.decl(u.dtype, names[u], code)))
+        if lane is not None: lines.append((1, f"{vtype(dtypes.int32)} {lane.arg[0]} = {{{', '.join(map(str, range(lane.arg[1])))}}};"))
         for u in lin:
+            if u.op in (Ops.RANGE, Ops.ENDRANGE) and lane in (u, *u.src): continue  # lanes are elements of vectors, not a loop
             if u.op is Ops.RANGE: lines.append((depth, self.loop(u, u is outer))); depth += 1
             elif u.op is Ops.ENDRANGE: depth -= 1; lines.append((depth, "}"))
             elif u.op is Ops.DEFINE_ACC:
-                accs[u.src[0]] = acc = f"acc{len(accs)}"
-                names[u.src[0]] = f"rbf({acc})" if u.dtype is dtypes.bfloat16 else acc
-                lines.append((depth, self.decl(u.dtype, acc, self.const(u.arg, u.dtype), mutable=True)))
+                red, acc = u.src[0], f"acc{len(accs)}"
+                accs[red], names[red] = acc, f"rbf({acc})" if u.dtype is dtypes.bfloat16 else hred(red, acc) if lane in red.src else acc
+                init = self.const(u.arg, u.dtype)
+                lines.append((depth, f"{vtype(u.dtype)} {acc} = {vbroadcast(init, u.dtype)};" if u in vec else self.decl(u.dtype, acc, init, mutable=True)))
             elif u.op is Ops.REDUCE:
-                lines += [(depth, f"{accs[u]} = {self.alu(u.arg, u.dtype, [accs[u], ex(v)], u.dtype)};") for v in u.src if v.op is not Ops.RANGE]
+                upd = (lambda v: vector_alu(u.arg, u.dtype, [accs[u], vx(v, u.dtype)])) if u in vacc else lambda v: self.alu(u.arg, u.dtype, [accs[u], ex(v)], u.dtype)
+                lines += [(depth, f"{accs[u]} = {upd(v)};") for v in u.src if v.op is not Ops.RANGE]
+            elif u.op is Ops.LOAD and u in vec: let(u, vector_load(u, lane, ex))
             elif u.op is Ops.LOAD:
                 val = self.load(u, ex(u.src[1]))
                 let(u, val if len(u.src) == 2 else self.alu(Ops.WHERE, u.dtype, [ex(u.src[2]), val, self.const(0, u.dtype)]))
-            elif u.op is Ops.STORE:
-                lines.append((depth, self.store(u, ex(u.src[1]), ex(u.src[2]))))
+            elif u.op is Ops.STORE and {u.src[1], u.src[2]} & vec: lines.append((depth, vector_store(u, lane, vec, ex)))
+            elif u.op is Ops.STORE: lines.append((depth, self.store(u, ex(u.src[1]), ex(u.src[2]))))
+            elif u in vec: let(u, vector_alu(u.op, u.dtype, [vx(s, s.dtype) for s in u.src], u.src[-1].dtype))
             elif u.op is Ops.BITCAST: let(u, self.bitcast(u, ex(u.src[0])))
             else: let(u, self.alu(u.op, u.dtype, [ex(s) for s in u.src], u.src[-1].dtype))
+        head = self.prelude(lin) + (vector_prelude(lin, lane, vec) if lane is not None else "")
         return head + self.signature(name, params) + " {\n" + "".join("  " * d + ln + "\n" for d, ln in lines) + "}\n"

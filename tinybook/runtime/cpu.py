@@ -4,37 +4,46 @@
 
 # %% ../../nbs/04b_cpu.ipynb #bf22d94d
 from __future__ import annotations
-import os, json, math, time, ctypes, shutil, signal, hashlib, warnings, subprocess, tempfile, numpy as np
+import os, json, math, time, ctypes, functools, shutil, signal, hashlib, warnings, subprocess, tempfile, numpy as np
 from pathlib import Path
+from types import SimpleNamespace
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 from ..tensor import UOp, Ops, GroupOp, dtypes, backends, f32_to_bf16, bf16_to_f32
-from ..schedule import kernel_name, schedule_uops, run_schedule
+from ..schedule import kernel_name, schedule_uops, run_schedule, run_kernel
 from ..codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, run_linear
 from ..renderer import CRenderer, outer_loop
 
 # %% auto #0
-__all__ = ['CFLAGS', 'kernel_runners', 'cache_dir', 'c_compiler', 'compile_c', 'CPUProgram', 'GlobalCounters', 'kernel_ops',
-           'count', 'beam_search', 'host_array', 'from_host', 'run_kernel_c', 'run_kernel_python', 'run_backend']
+__all__ = ['CFLAGS', 'kernel_runners', 'cache_dir', 'c_compiler', 'host_lanes', 'compile_c', 'CPUProgram', 'GlobalCounters',
+           'kernel_ops', 'count', 'check_opts', 'beam_search', 'host_array', 'from_host', 'run_kernel_c',
+           'run_kernel_python', 'run_backend']
 
 # %% ../../nbs/04b_cpu.ipynb #62f38a93
-CFLAGS = ["-O2", "-march=native", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-Wall", "-Werror", "-Wno-unused-variable",
-          "-Wno-tautological-compare", "-Wno-bool-compare"]  # x != x is the NaN test; bools compare as 0 and 1
+CFLAGS = ["-O2", "-march=native", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Werror",
+          "-Wno-unused-variable", "-Wno-tautological-compare", "-Wno-bool-compare"]  # x != x is the NaN test; bools compare as 0 and 1
 def cache_dir() -> Path: return Path(os.getenv("TINYBOOK_CACHE", Path.home() / ".cache" / "tinybook"))
 def c_compiler() -> str|None:
     "The C compiler to use: `CC`, else gcc, else clang, else None."
     return next((c for c in (os.getenv("CC"), "gcc", "clang") if c and shutil.which(c)), None)
-def compile_c(src:str, name:str="kernel") -> Path:
-    "A shared library built from C `src`, cached on disk by the hash of source, compiler and flags."
+@functools.cache
+def host_lanes() -> int:
+    "32-bit values in this CPU's widest vector: 16 with AVX-512, else 8 (AVX2; two NEON registers on Arm)."
+    try: return 16 if " avx512f" in Path("/proc/cpuinfo").read_text() else 8
+    except OSError: return 8
+def compile_c(src:str, name:str="kernel", flags:tuple=()) -> Path:
+    "A shared library built from C `src` (with extra `flags`), cached on disk by the hash of source, compiler and flags."
     if (cc := c_compiler()) is None: raise RuntimeError("no C compiler found: install gcc or clang, or set CC")
-    lib = cache_dir() / f"{hashlib.sha256((src + cc + ' '.join(CFLAGS)).encode()).hexdigest()[:24]}.so"
+    lib = cache_dir() / f"{hashlib.sha256((src + cc + ' '.join(CFLAGS + list(flags))).encode()).hexdigest()[:24]}.so"
     if not lib.exists():
         lib.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(suffix=".so", dir=lib.parent, delete=False) as tmp: pass
-        r = subprocess.run([cc, *CFLAGS, "-x", "c", "-", "-o", tmp.name, "-lm"], input=src.encode(), capture_output=True)
+        r = subprocess.run([cc, *CFLAGS, *flags, "-x", "c", "-", "-o", tmp.name, "-lm"], input=src.encode(), capture_output=True)
         if r.returncode: os.unlink(tmp.name); raise RuntimeError(f"compiling kernel {name} failed:\n{r.stderr.decode()}")
         os.replace(tmp.name, lib)
     return lib
+@functools.cache
+def _pool(n:int) -> ThreadPoolExecutor: return ThreadPoolExecutor(n)  # kept: starting threads for every call costs more than small kernels
 class CPUProgram:
     "A compiled kernel: call it with buffers (numpy arrays) to run it."
     def __init__(self, name:str, lib:Path): self.name, self.fxn, self.checked = name, getattr(ctypes.CDLL(str(lib)), name), False
@@ -45,8 +54,7 @@ class CPUProgram:
         parts = [(n * i // threads, n * (i + 1) // threads) for i in range(max(1, min(threads, n)))]
         t0 = time.perf_counter()
         if len(parts) == 1: self.fxn(*ptrs, ctypes.c_int(0), ctypes.c_int(n))
-        else:
-            with ThreadPoolExecutor(len(parts)) as ex: list(ex.map(lambda p: self.fxn(*ptrs, ctypes.c_int(p[0]), ctypes.c_int(p[1])), parts))
+        else: list(_pool(len(parts)).map(lambda p: self.fxn(*ptrs, ctypes.c_int(p[0]), ctypes.c_int(p[1])), parts))
         return time.perf_counter() - t0
     def _check(self, ptrs:list, n:int) -> None:
         "Run once in a forked child (its writes stay there); a crash becomes an error here."
@@ -80,26 +88,37 @@ def count(dev:str, name:str, ast:UOp, bufs:list, tm:float, src:str="") -> None:
 # %% ../../nbs/04b_cpu.ipynb #d3057bda
 def _compile(ast:UOp, opts:list[Opt], renderer) -> tuple:
     "Name, source, program, outer loop size and threads for `ast` with `opts` applied."
-    k = Kernel(ast, opts); name = kernel_name(ast); lin = k.linearize(renderer.supported); src = renderer.render(name, lin)
+    k, name = Kernel(ast, opts), kernel_name(ast)
+    lanes = k.lane_axis() is not None  # vector code: transcendentals as polynomials, multiply-adds fused
+    src = renderer.render(name, lin := k.linearize(renderer.lane_supported if lanes else renderer.supported))
     n = outer_loop(lin).arg[1] if outer_loop(lin) else 1
-    return name, src, CPUProgram(name, compile_c(src, name)), n, 2 if math.prod(k.full_shape) >= 65536 else 1
-def beam_search(ast:UOp, arrays:list[np.ndarray], width:int, renderer=CRenderer()) -> list[Opt]:
-    "The fastest opts for kernel `ast` found by a beam of `width`, timed on `arrays` (outputs first, overwritten)."
-    path = cache_dir() / f"beam-{hashlib.sha256(f'{ast!r} {renderer.device} {width}'.encode()).hexdigest()[:24]}.json"
+    return name, src, CPUProgram(name, compile_c(src, name, ("-ffp-contract=fast",) * lanes)), n, 2 if math.prod(k.full_shape) >= 65536 else 1
+def check_opts(ast:UOp, opts:list[Opt], arrays:list[np.ndarray], renderer) -> None:
+    "Run `ast` with `opts` on `arrays` (outputs first) and compare its outputs with 03's numpy executor, which computes by 01's rules."
+    *_, prog, n, threads = _compile(ast, opts, renderer); prog(*arrays, n=n, threads=threads)
+    dts = {u.arg: u.dtype for u in ast.toposort if u.op is Ops.PARAM}
+    host = [bf16_to_f32(a) if dts[i] is dtypes.bfloat16 else a.copy() for i, a in enumerate(arrays)]
+    run_kernel(ast, ref := [SimpleNamespace(data=a) for a in host])
+    for i, (got, want) in enumerate(zip(host[:len(ast.src)], (np.asarray(r.data, np.float64) for r in ref))):
+        if not np.allclose(got.astype(np.float64), want, 1e-3, 1e-3 * np.abs(want).max(initial=1), equal_nan=True):
+            raise RuntimeError(f"kernel {kernel_name(ast)} with opts {opts} computes output {i} wrong: max error {np.abs(got - want).max()}")
+def beam_search(ast:UOp, arrays:list[np.ndarray], width:int, renderer=CRenderer(), lanes:int=0, timeout:float=60.0) -> list[Opt]:
+    "The fastest opts for kernel `ast` a beam of `width` finds in about `timeout` s, timed on `arrays` (outputs first, overwritten), checked."
+    path = cache_dir() / f"beam-{hashlib.sha256(f'{ast!r} {renderer.device} {width} {lanes}'.encode()).hexdigest()[:24]}.json"
     if path.exists(): return [Opt(*o) for o in json.loads(path.read_text())]
     def timed(opts:list[Opt]) -> float:
         _, _, prog, n, th = _compile(ast, opts, renderer)
         return min(prog(*arrays, n=n, threads=th) for _ in range(3))
-    beam = [(timed([]), [])]
-    while True:
-        cands = []
-        for _, opts in beam:
-            for o in opt_actions(Kernel(ast, opts), renderer.has_local):
-                cands.append((timed(opts + [o]), opts + [o]))
+    deadline, rules = time.perf_counter() + timeout, hand_coded_opts(Kernel(ast), lanes)
+    beam = sorted([(timed([]), [])] + [(timed(rules), rules)] * bool(rules), key=lambda c: c[0])[:width]  # never worse than the rules
+    while time.perf_counter() < deadline:
+        acts = [opts + [o] for _, opts in beam for o in opt_actions(Kernel(ast, opts), renderer.has_local, lanes)]
+        cands = [(timed(opts), opts) for opts in acts if time.perf_counter() < deadline]
         if not cands or min(c[0] for c in cands) >= beam[0][0]: break
         beam = sorted(cands, key=lambda c: c[0])[:width]
-    path.parent.mkdir(parents=True, exist_ok=True); path.write_text(json.dumps([[o.op, o.axis, o.amt] for o in beam[0][1]]))
-    return beam[0][1]
+    check_opts(ast, best := beam[0][1], arrays, renderer)
+    path.parent.mkdir(parents=True, exist_ok=True); path.write_text(json.dumps([[o.op, o.axis, o.amt] for o in best]))
+    return best
 
 # %% ../../nbs/04b_cpu.ipynb #9fea07e0
 _programs: dict[UOp, tuple] = {}  # kernel AST -> (name, source, program, outer loop size, threads)
@@ -117,7 +136,7 @@ def run_kernel_c(ast:UOp, bufs:list) -> None:
     if ast not in _programs:
         beam = int(os.getenv("BEAM", "0"))
         scratch = [np.empty_like(a) for a in arrays[:len(ast.src)]] + arrays[len(ast.src):]
-        opts = beam_search(ast, scratch, beam) if beam else hand_coded_opts(Kernel(ast))
+        opts = beam_search(ast, scratch, beam, lanes=host_lanes()) if beam else hand_coded_opts(Kernel(ast), host_lanes())
         _programs[ast] = _compile(ast, opts, CRenderer())
     name, src, prog, n, threads = _programs[ast]
     tm = prog(*arrays, n=n, threads=threads)
