@@ -275,7 +275,7 @@ def _fits(k:Kernel, o:Opt) -> bool:
     try: return bool(Kernel(k.ast, k.opts + [o]))
     except KernelOptError: return False
 
-# %% ../nbs/04_codegen.ipynb #4d1d6147
+# %% ../nbs/04_codegen.ipynb #45f026fc
 def gathers(k:Kernel, a:int, lanes:int) -> int:
     "The loads and stores of `k` that would gather (neither walk axis `a` with stride 1 nor stay put) if it became `lanes` lanes."
     def contiguous(st:ShapeTracker) -> bool:
@@ -285,7 +285,7 @@ def gathers(k:Kernel, a:int, lanes:int) -> int:
 PANEL = 1 << 20  # bytes of the reused operand that a cache block keeps in L2 (2 MiB a core here)
 def lane_opts(k:Kernel, lanes:int) -> list[Opt]:
     "Lanes on an axis that needs no gathers; in reduce kernels also register tiles and, with output lanes, cache blocks."
-    if not (cands := [a for a in k.axes("gr") if k.full_shape[a] % lanes == 0 and gathers(k, a, lanes) == 0]): return []
+    if not (cands := [a for a in k.axes("gr") if k.full_shape[a] and k.full_shape[a] % lanes == 0 and gathers(k, a, lanes) == 0]): return []
     a = min(cands, key=lambda a: (k.types[a] != "g", -a))  # output lanes need no sum of lanes at the end
     k = Kernel(k.ast, [Opt("VECTOR" if k.types[a] == "g" else "VREDUCE", a, lanes)])
     if k.red is None: return k.opts

@@ -58,7 +58,7 @@ def c_bitcast_bf16(u:UOp, a:str) -> str:
     if u.dtype is dtypes.bfloat16: return f"bf2f((uint16_t){a})"
     return f"({{uint16_t t = f2bf({a}); {c_types[u.dtype]} b; __builtin_memcpy(&b, &t, 2); b;}})"
 
-# %% ../nbs/04a_renderer.ipynb #f19e2b4f
+# %% ../nbs/04a_renderer.ipynb #b83dc856
 def vtype(d:DType) -> str: return "v" + c_types[dtypes.int32 if d is dtypes.bool else d]  # a bool lane is a mask in an int32
 def vbroadcast(x:str, d:DType) -> str: return f"(({vtype(d)}){{}}-({x}))" if d is dtypes.bool else f"(({vtype(d)}){{}}+({x}))"
 def lane_values(lin:list[UOp]) -> tuple[UOp|None, set]:
@@ -80,7 +80,7 @@ def at_lane(u:UOp, lane:UOp, l:int) -> UOp:
     return {Ops.ADD: sadd, Ops.MUL: smul, Ops.IDIV: lambda a, b: sdiv(a, b.arg), Ops.MOD: lambda a, b: smod(a, b.arg), Ops.CMPLT: slt,
             Ops.AND: sand}[u.op](a, b)
 
-# %% ../nbs/04a_renderer.ipynb #39373f95
+# %% ../nbs/04a_renderer.ipynb #1705138d
 def vector_load(u:UOp, lane:UOp, ex) -> str:
     "C for a `LOAD` whose value differs between lanes: contiguous if it can be (and its validity is the same for all lanes), else a gather."
     buf, idx, valid, T = f"data{u.src[0].arg}", u.src[1], u.src[2] if len(u.src) > 2 else None, vtype(u.dtype)
@@ -147,7 +147,7 @@ class CRenderer(Renderer):
         "Source of linear program `lin` as a function `name`; values that differ between vector lanes are C vectors."
         if bad := {u.dtype for u in lin if u.dtype not in c_types and u.dtype is not dtypes.void}:
             raise NotImplementedError(f"{type(self).__name__}: dtypes {sorted(map(str, bad))} are not supported")
-        params, (lane, vec) = sorted({s.arg: s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}.items()), lane_values(lin)
+        params, head, (lane, vec) = sorted({s.arg: s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}.items()), self.prelude(lin), lane_values(lin)
         names, accs, lines, depth, outer = {}, {}, [], 1, outer_loop(lin)
         vacc = {u.src[0] for u in lin if u.op is Ops.DEFINE_ACC and u in vec}  # reduces whose accumulator is a vector
         ex = lambda u: names.get(u) or c_index(u, self.const, u in vec)
@@ -178,5 +178,5 @@ class CRenderer(Renderer):
             elif u in vec: let(u, vector_alu(u.op, u.dtype, [vx(s, s.dtype) for s in u.src], u.src[-1].dtype))
             elif u.op is Ops.BITCAST: let(u, self.bitcast(u, ex(u.src[0])))
             else: let(u, self.alu(u.op, u.dtype, [ex(s) for s in u.src], u.src[-1].dtype))
-        head = self.prelude(lin) + (vector_prelude(lin, lane, vec) if lane is not None else "")
+        head += vector_prelude(lin, lane, vec) if lane is not None else ""
         return head + self.signature(name, params) + " {\n" + "".join("  " * d + ln + "\n" for d, ln in lines) + "}\n"
