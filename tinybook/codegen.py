@@ -276,27 +276,29 @@ def _fits(k:Kernel, o:Opt) -> bool:
     except KernelOptError: return False
 
 # %% ../nbs/04_codegen.ipynb #45f026fc
-def gathers(k:Kernel, a:int, lanes:int) -> int:
-    "The loads and stores of `k` that would gather (neither walk axis `a` with stride 1 nor stay put) if it became `lanes` lanes."
-    def contiguous(st:ShapeTracker) -> bool:
+def gathers(k:Kernel, a:int, lanes:int) -> tuple[int, int]:
+    "The loads and the stores of `k` that would gather (neither walk axis `a` with stride 1 nor stay put) if it became `lanes` lanes."
+    def gather(st:ShapeTracker) -> bool:
         v, n = st.views[-1], st.shape[a]
-        return v.strides[a] == 0 or v.strides[a] == 1 and len(st.views) == 1 and (not v.mask or v.mask[a][0] % lanes == v.mask[a][1] % n % lanes == 0)
-    return sum(not contiguous(st) for u, st in k.sts.items() if u.op is not Ops.VIEW)
+        return not (v.strides[a] == 0 or v.strides[a] == 1 and len(st.views) == 1 and (not v.mask or v.mask[a][0] % lanes == v.mask[a][1] % n % lanes == 0))
+    return tuple(sum(gather(st) for u, st in k.sts.items() if u.op is op) for op in (Ops.LOAD, Ops.STORE))
 PANEL = 1 << 20  # bytes of the reused operand that a cache block keeps in L2 (2 MiB a core here)
 def lane_opts(k:Kernel, lanes:int) -> list[Opt]:
-    "Lanes on an axis that needs no gathers; in reduce kernels also register tiles and, with output lanes, cache blocks."
-    if not (cands := [a for a in k.axes("gr") if k.full_shape[a] and k.full_shape[a] % lanes == 0 and gathers(k, a, lanes) == 0]): return []
-    a = min(cands, key=lambda a: (k.types[a] != "g", -a))  # output lanes need no sum of lanes at the end
+    "Lanes on an axis no load gathers on; in reduce kernels also register tiles and cache blocks."
+    g = {a: gathers(k, a, lanes) for a in k.axes("gr") if k.full_shape[a] and k.full_shape[a] % lanes == 0}
+    if not (cands := [a for a, (ld, st) in g.items() if ld == 0 and (st == 0 or k.red is not None)]): return []  # a reduce's store is rare
+    a = min(cands, key=lambda a: (k.types[a] != "g", k.red is not None and k.full_shape[a] // lanes % 2, g[a][1], -a))  # see above
     k = Kernel(k.ast, [Opt("VECTOR" if k.types[a] == "g" else "VREDUCE", a, lanes)])
     if k.red is None: return k.opts
     bcast = [b for b in k.axes("g") if any(st.views[-1].strides[b] == 0 for u, st in k.sts.items() if u.op is Ops.LOAD)]
     out_lanes = k.types[a + 1] == "v"
-    for b, n in sorted([(a, 2)] + [(b, 8) for b in bcast if b != a][-1:] if out_lanes else [(b, 4) for b in bcast[-2:]], reverse=True):
-        while n > 1 and not _fits(k, Opt("UPCAST", b, n)): n //= 2  # the last axis first, so the earlier ones keep their numbers
+    ups = [(a, 2)] + [(b, 8) for b in bcast if b != a][-1:] if out_lanes else list(zip(bcast[-2:], (8, 2) if len(bcast) > 1 else (4,)))
+    for b, n in sorted(ups, reverse=True):  # the last axis first, so the earlier ones keep their numbers
+        while n > 1 and not _fits(k, Opt("UPCAST", b, n)): n //= 2
         if n > 1: k.apply_opt(Opt("UPCAST", b, n))
-    if not out_lanes or (j := max((i for i in k.axes("g") if i < k.lane_axis()), default=0)) == 0: return k.opts
+    if (j := max(k.axes("g"), default=0)) == 0: return k.opts  # the innermost loop over tiles: it walks the reused operand
     tile = math.prod(k.full_shape[i] for i in range(j + 1, len(k.types)) if k.types[i] in "Uv") * 4  # bytes of a tile's row
-    n = next(d for d in range(max(1, PANEL // (tile * math.prod(k.full_shape[i] for i in k.axes("r")))), 0, -1) if k.full_shape[j] % d == 0)
+    n = next(d for d in range(max(1, PANEL // (tile * math.prod(k.full_shape[i] for i in k.axes("rw")))), 0, -1) if k.full_shape[j] % d == 0)
     return (k.apply_opt(Opt("BLOCK", j, n)) if 1 < n < k.full_shape[j] else k).opts
 
 # %% ../nbs/04_codegen.ipynb #de14281a

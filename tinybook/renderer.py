@@ -112,9 +112,12 @@ def vector_prelude(lin:list[UOp], lane:UOp, vec:set) -> str:
     vals = [u.src[2] if u.op is Ops.STORE else u for u in vec if u.op is Ops.STORE or u.dtype is not dtypes.void]  # a stored scalar is broadcast
     ds = sorted({dtypes.int32} | {dtypes.int32 if u.dtype is dtypes.bool else u.dtype for u in vals}, key=str)
     reds = sorted({(u.arg, u.dtype) for u in lin if u.op is Ops.REDUCE and lane in u.src}, key=str)
-    return "".join(f"typedef {c_types[d]} {vtype(d)} __attribute__((vector_size({4 * lane.arg[1]})));\n" for d in ds) + "".join(
-        f"static inline {c_types[d]} {hred(UOp(Ops.REDUCE, d, (), op), 't')[:-3]}({vtype(d)} t) {{ {c_types[d]} s = t[0]; "
-        f"for (int i = 1; i < {lane.arg[1]}; i++) s = {c_alu(op, d, ['s', 't[i]'])}; return s; }}\n" for op, d in reds)
+    n, steps = lane.arg[1], [lane.arg[1] >> i for i in range(1, lane.arg[1].bit_length())]  # a tree: halves, quarters, ...
+    rot = lambda s: ", ".join(str((i + s) % n) for i in range(n))
+    return "".join(f"typedef {c_types[d]} {vtype(d)} __attribute__((vector_size({4 * n})));\n" for d in ds) + "".join(
+        f"static inline {c_types[d]} {hred(UOp(Ops.REDUCE, d, (), op), 't')[:-3]}({vtype(d)} t) {{ " + "".join(
+        f"{{{vtype(d)} u = __builtin_shufflevector(t, t, {rot(s)}); t = {vector_alu(op, d, ['t', 'u'])};}} " for s in steps) + "return t[0]; }\n"
+        for op, d in reds)
 
 # %% ../nbs/04a_renderer.ipynb #dfcd8fb4
 def outer_loop(lin:list[UOp]) -> UOp|None:
