@@ -1,0 +1,43 @@
+"`python -m bench [workloads...] [--quick] [--plot PATH] [--json PATH]`: time tinybook against its peers."
+import os, sys
+UNSET = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")  # both slow OpenBLAS down; it reads them once, when numpy loads it
+if was := " ".join(f"{k}={os.environ[k]}" for k in UNSET if k in os.environ):
+    env = {k: v for k, v in os.environ.items() if k not in UNSET} | {"BENCH_UNSET": was}
+    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)
+
+import argparse
+from tinybook.runtime.cpu import GlobalCounters
+from . import peers, report, tb
+from .core import WORKLOADS, cases, inputs, reference, run_case
+
+def args():
+    "The command line: workloads (default all), --quick, --plot PATH, --json PATH."
+    ap = argparse.ArgumentParser(prog="python -m bench", description="Time tinybook against numpy, torch and tinygrad.")
+    ap.add_argument("workloads", nargs="*", metavar="workload", help=f"any of {', '.join(WORKLOADS)} (default: all)")
+    ap.add_argument("--quick", action="store_true", help="small sizes, 2 timed runs, no torch.compile: the smoke test")
+    ap.add_argument("--plot", metavar="PATH", help="save a bar chart of the ratios (PNG)")
+    ap.add_argument("--json", metavar="PATH", help="write the raw results")
+    a = ap.parse_args()
+    if bad := set(a.workloads) - set(WORKLOADS): ap.error(f"unknown workload {' '.join(bad)}; pick from {WORKLOADS}")
+    a.workloads = [w for w in WORKLOADS if w in (a.workloads or WORKLOADS)]
+    return a
+
+def main():
+    a, start = args(), report.cpu_times()
+    inproc, notes, info = peers.load(a.quick)
+    cs, rows = cases(a.workloads, a.quick), []
+    for c in cs:
+        d = inputs(c); ref = reference(c, d)
+        rows.append(run_case(c, "tinybook", tb.make, d, ref, a.quick, GlobalCounters))
+        for name, (make, on) in inproc.items():  # the TinyJit launch row is tinybook against tinygrad.jit alone
+            if c.workload in on and c.p.get("mode") != "jit": rows.append(run_case(c, name, make, d, ref, a.quick))
+    tg, tg_notes, info["tinygrad"] = peers.tinygrad_rows(a.workloads, a.quick)
+    rows, m = rows + tg, report.machine(info, start)
+    notes += tg_notes + report.problems(rows)
+    if m["others"] > 10: notes.append(f"other processes took {m['others']:.0f} % of the CPU: rerun on a quiet machine")
+    print(report.header(m), "", report.table(cs, rows), sep="\n")
+    if notes: print("\nnotes:", *(f"- {n}" for n in notes), sep="\n")
+    if a.plot: report.plot(cs, rows, a.plot)
+    if a.json: report.save_json(m, rows, notes, a.json)
+
+if __name__ == "__main__": main()

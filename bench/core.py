@@ -1,0 +1,115 @@
+"Cases, inputs, numpy references, the timer and the correctness check that every side of the benchmark shares."
+import gc, statistics, sys, time
+import numpy as np
+
+WORKLOADS = ("matmul", "conv2d", "elementwise", "softmax", "layernorm", "mlp", "launch")
+LAUNCH = (("chain", "32 deps, 1 realize"), ("each", "32 realizes"), ("jit", "32 deps, TinyJit"))
+
+class NotAvailable(Exception): "A case this side cannot run yet; its row says n/a with the reason."
+
+class Case:
+    "One workload at one size: parameters `p`, its table `label`, and the `work` that turns seconds into `unit`."
+    def __init__(self, workload, label, work, unit, **p):
+        self.workload, self.label, self.work, self.unit, self.p = workload, label, work, unit, p
+    def metric(self, s:float) -> float:
+        "`s` seconds per call in this case's unit: GFLOPS or GB/s from `work`, else ms per step or us per kernel."
+        return {"ms/step": s * 1e3, "us/kernel": s * 1e6 / self.work}.get(self.unit, self.work / s / 1e9)
+    def __repr__(self): return f"{self.workload} {self.label}"
+
+def cases(workloads, quick=False) -> list[Case]:
+    "The cases of `workloads` in table order; `quick` makes every size small."
+    out, sizes = [], (64,) if quick else (512, 1024, 2048)
+    for w in workloads:
+        if w == "matmul": out += [Case(w, f"N={n}", 2 * n**3, "GFLOPS", N=n) for n in sizes]
+        if w == "conv2d":
+            n, c, h = (2, 8, 8) if quick else (8, 64, 56)  # a ResNet stage-1 3x3 layer
+            out.append(Case(w, f"{n}x{c}x{h}x{h} 3x3 p1", 2 * n * c * c * 9 * h * h, "GFLOPS", shape=(n, c, h, h)))
+        if w == "elementwise":  # 16 B per element: 3 reads and 1 write of fp32
+            n = 2**20 if quick else 2**24; out.append(Case(w, f"{n >> 20}M fp32", 16 * n, "GB/s", n=n))
+        if w in ("softmax", "layernorm"):  # 8 B per element: 1 read and 1 write
+            r = 64 if quick else 4096; out.append(Case(w, f"{r}x{r} fp32", 8 * r * r, "GB/s", shape=(r, r)))
+        if w == "mlp": b = 32 if quick else 256; out.append(Case(w, f"784-512-512-10 b{b}", 1, "ms/step", batch=b))
+        if w == "launch": out += [Case(w, label, 32, "us/kernel", depth=32, mode=m) for m, label in LAUNCH]
+    return out
+
+def inputs(case:Case) -> dict[str, np.ndarray]:
+    "The float32 (labels: int32) arrays `case` runs on, the same in every process (seeded)."
+    rng, w, p = np.random.default_rng(0), case.workload, case.p
+    f32 = lambda *s: rng.random(s, dtype=np.float32)
+    if w == "matmul": return dict(a=f32(p["N"], p["N"]), b=f32(p["N"], p["N"]))
+    if w == "conv2d": return dict(x=f32(*p["shape"]) - 0.5, w=f32(p["shape"][1], p["shape"][1], 3, 3) - 0.5)
+    if w == "elementwise": return dict(a=f32(p["n"]), b=f32(p["n"]), c=f32(p["n"]))
+    if w in ("softmax", "layernorm"): return dict(x=rng.standard_normal(p["shape"], dtype=np.float32))
+    if w == "launch": return dict(x=np.ones(16, np.float32))
+    dims, d = (784, 512, 512, 10), dict(X=rng.standard_normal((p["batch"], 784), dtype=np.float32))
+    d["Y"] = rng.integers(0, 10, p["batch"], dtype=np.int32)
+    for i, (fi, fo) in enumerate(zip(dims, dims[1:]), 1):  # torch's Linear init: uniform in +-1/sqrt(fan_in)
+        d[f"w{i}"], d[f"b{i}"] = (2 * f32(fo, fi) - 1) / fi**.5, (2 * f32(fo) - 1) / fi**.5
+    return d
+
+def _conv(x, w):
+    "3x3 convolution with padding 1 as one matmul over sliding windows."
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))  # (N, C, H, W, 3, 3)
+    return np.tensordot(win, w, axes=([1, 4, 5], [1, 2, 3])).transpose(0, 3, 1, 2)
+def _softmax(x): e = np.exp(x - x.max(-1, keepdims=True)); return e / e.sum(-1, keepdims=True)
+def _layernorm(x): y = x - x.mean(-1, keepdims=True); return y / np.sqrt((y * y).mean(-1, keepdims=True) + 1e-5)
+def _mlp_loss(d):
+    "Cross-entropy of the MLP at its initial weights: what the first training step must report."
+    h = d["X"]
+    for i in (1, 2, 3): h = h @ d[f"w{i}"].T + d[f"b{i}"]; h = np.maximum(h, 0) if i < 3 else h
+    z = h - h.max(1, keepdims=True); lp = z - np.log(np.exp(z).sum(1, keepdims=True))
+    return -lp[np.arange(len(d["Y"])), d["Y"]].mean()
+
+def reference(case:Case, d:dict) -> np.ndarray:
+    "numpy's answer for `case` on inputs `d`; for matmul, elementwise, softmax and layernorm also the numpy peer."
+    w = case.workload
+    if w == "matmul": return d["a"] @ d["b"]
+    if w == "conv2d": return _conv(d["x"], d["w"])
+    if w == "elementwise": return np.exp(np.maximum(d["a"] * d["b"] + d["c"], 0))
+    if w == "softmax": return _softmax(d["x"])
+    if w == "layernorm": return _layernorm(d["x"])
+    if w == "mlp": return np.asarray(_mlp_loss(d))
+    return d["x"] + case.p["depth"]
+
+def check(out, ref:np.ndarray, tol=1e-3) -> None:
+    "Raise if `out` (array, tensor or float) is off `ref` by more than `tol` times `ref`'s largest magnitude."
+    out = out.numpy() if hasattr(out, "numpy") else np.asarray(out)
+    if out.shape != ref.shape: raise ValueError(f"wrong result: shape {out.shape}, numpy says {ref.shape}")
+    err = float(np.abs(out.astype(np.float64) - ref).max() / max(float(np.abs(ref).max()), 1e-30))
+    if not err <= tol: raise ValueError(f"wrong result: max error {err:.2g} of max |numpy| (allowed {tol:g})")
+
+def chain(x, depth:int, each=False):
+    "`depth` dependent `x + 1` kernels on a tinybook or tinygrad `x`: each realized (`each`), or all in one realize."
+    for _ in range(depth): x = (x + 1).realize() if each else (x + 1).contiguous()
+    return x.realize()
+
+def _secs(fn) -> float: t0 = time.perf_counter(); fn(); return time.perf_counter() - t0
+def measure(run, ref:np.ndarray, quick=False) -> dict:
+    "Time `run`: a first call (compiles; result checked against `ref`), 2 warm-ups (a JIT captures), then the median."
+    gc.collect(); gc.freeze()  # else a full collection (~50 ms with torch loaded) can land inside a timed call
+    t0 = time.perf_counter(); out = run(); first = time.perf_counter() - t0
+    check(out, ref)
+    warm = min(_secs(run) for _ in range(2))
+    ts = [_secs(run) for _ in range(2 if quick else min(50, max(3, int(1.5 / warm))))]  # ~1.5 s a row, 3 runs at least
+    return dict(first_s=first, median_s=statistics.median(ts), min_s=min(ts), reps=len(ts))
+
+def counted(run, gc):
+    "`run` that keeps the kernel count of its last call in `.kernels` (`gc`: tinybook's or tinygrad's counters)."
+    def f():
+        gc.reset(); out = run(); f.kernels = gc.kernel_count
+        return out
+    return f
+
+def run_case(case:Case, impl:str, make, d:dict, ref:np.ndarray, quick=False, gc=None) -> dict:
+    "The row of `impl` on `case`: `make(case, d)` builds the call, which is checked, then timed; failures fill `error`."
+    row = dict(workload=case.workload, label=case.label, impl=impl, unit=case.unit)
+    try:
+        run = make(case, d) if gc is None else counted(make(case, d), gc)
+        row.update(measure(run, ref, quick), kernels=getattr(run, "kernels", None))
+        row["metric"] = case.metric(row["median_s"])
+        msg = f"{row['metric']:.4g} {case.unit}"
+    except NotAvailable as e: row["na"] = msg = str(e)
+    except Exception as e: row["error"] = msg = f"{type(e).__name__}: {e}".strip()
+    print(f"{impl:>14} {case}: {msg.splitlines()[0] if msg else ''}", file=sys.stderr, flush=True)
+    return row

@@ -1,0 +1,37 @@
+"tinybook's side: every workload as tinybook code, each call realized so it runs all of its kernels."
+from tinybook import Tensor, nn
+from tinybook.nn.optim import Adam
+from .core import NotAvailable, chain
+try: from tinybook.jit import TinyJit
+except ImportError: TinyJit = None
+
+def _mlp(t:dict):
+    "One Adam training step of the MLP, starting from the weights in `t`; returns the loss as a Python float."
+    layers = [nn.Linear(*t[f"w{i}"].shape[::-1]) for i in (1, 2, 3)]
+    for i, l in enumerate(layers, 1): l.weight, l.bias = t[f"w{i}"], t[f"b{i}"]
+    opt = Adam([p for l in layers for p in (l.weight, l.bias)])
+    def step():
+        Tensor.training = True
+        opt.zero_grad()
+        loss = layers[2](layers[1](layers[0](t["X"]).relu()).relu()).sparse_categorical_crossentropy(t["Y"])
+        loss.backward(); opt.step()
+        return loss.item()
+    return step
+
+def _launch(x:Tensor, depth:int, mode:str):
+    "The launch-overhead call for `mode`: `chain`, `each` or `jit` (the chain replayed by TinyJit)."
+    if mode != "jit": return lambda: chain(x, depth, mode == "each")
+    if TinyJit is None: raise NotAvailable("n/a (tinybook.jit not built yet)")
+    jc = TinyJit(lambda v: chain(v, depth))
+    return lambda: jc(x)
+
+def make(case, d:dict):
+    "A call that runs `case` once in tinybook on the arrays `d` (loaded into fresh tensors here)."
+    t, w = {k: Tensor(v.copy()).realize() for k, v in d.items()}, case.workload
+    if w == "matmul": return lambda: (t["a"] @ t["b"]).realize()
+    if w == "conv2d": return lambda: t["x"].conv2d(t["w"], padding=1).realize()
+    if w == "elementwise": return lambda: (t["a"] * t["b"] + t["c"]).relu().exp().realize()
+    if w == "softmax": return lambda: t["x"].softmax(-1).realize()
+    if w == "layernorm": return lambda: t["x"].layernorm().realize()
+    if w == "mlp": return _mlp(t)
+    return _launch(t["x"], case.p["depth"], case.p["mode"])

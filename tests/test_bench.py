@@ -1,0 +1,21 @@
+"The benchmark's smoke test: `python -m bench --quick` on a few workloads, with whichever peers are installed."
+import json, os, re, subprocess, sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+def test_quick_bench_prints_rows_and_ratios(tmp_path):
+    env = {**os.environ, "OPENBLAS_CORETYPE": "Haswell"}  # the runner must drop it before numpy loads
+    cmd = [sys.executable, "-m", "bench", "--quick", "matmul", "elementwise", "launch", "--json", tmp_path / "r.json"]
+    r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out, res = r.stdout, json.loads((tmp_path / "r.json").read_text())
+    assert "unset: OPENBLAS_CORETYPE=Haswell" in out and "BLAS: " in out and "ratio = peer time / tinybook time" in out
+    for w, label in [("matmul", "N=64"), ("elementwise", "1M fp32"), ("launch", "32 deps, 1 realize")]:
+        assert re.search(rf"^{w}\s+{label}\s+\d", out, re.M), f"no tinybook numbers for {w} {label}:\n{out}"
+    tb = {r["label"]: r for r in res["rows"] if r["impl"] == "tinybook"}
+    assert [tb[k]["kernels"] for k in ("N=64", "1M fp32", "32 deps, 1 realize", "32 realizes")] == [1, 1, 32, 32]
+    assert "median_s" in tb["32 deps, TinyJit"] or "n/a (tinybook.jit not built yet)" in out
+    numpy_rows = re.findall(r"\bnumpy\s+\S+ (?:GFLOPS|GB/s)\s+([\d.]+)x$", out, re.M)
+    assert len(numpy_rows) == 2, f"numpy's matmul and elementwise rows need a ratio:\n{out}"  # numpy is always there
+    assert not any(r["impl"] == "torch.compile" for r in res["rows"]) and not any("error" in r for r in res["rows"])
