@@ -14,8 +14,8 @@ def _mlp(t:dict):
         Tensor.training = True
         opt.zero_grad()
         loss = layers[2](layers[1](layers[0](t["X"]).relu()).relu()).sparse_categorical_crossentropy(t["Y"])
-        loss.backward(); opt.step()
-        return loss.item()
+        loss.backward()
+        return loss.realize(*opt.schedule_step()).item()  # one schedule: the loss and the update, no second forward
     return step
 
 def _launch(x:Tensor, depth:int, mode:str):

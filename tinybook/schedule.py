@@ -12,7 +12,7 @@ import tinybook.ops  # noqa: F401, the Tensor API whose graphs are scheduled
 import tinybook.autograd  # noqa: F401, gradients flow through contiguous()
 
 # %% auto #0
-__all__ = ['UNSAFE_PAD', 'ScheduleItem', 'kernel_name', 'create_schedule', 'st_indices', 'run_kernel', 'memory_plan',
+__all__ = ['UNSAFE_PAD', 'REUSE', 'ScheduleItem', 'kernel_name', 'create_schedule', 'st_indices', 'run_kernel', 'memory_plan',
            'schedule_cache', 'cached_schedule', 'print_schedule', 'schedule_uops', 'run_schedule']
 
 # %% ../nbs/03_schedule.ipynb #6ff60d9f
@@ -29,6 +29,7 @@ def kernel_name(ast:UOp) -> str:
 
 # %% ../nbs/03_schedule.ipynb #53e36998
 UNSAFE_PAD = {Ops.EXP2, Ops.LOG2, Ops.RECIPROCAL, Ops.IDIV, Ops.MOD}
+REUSE = 16  # a computed value a reduce reads this many times over (through a broadcast) gets a kernel of its own
 class _Realize(Exception):
     def __init__(self, u:UOp): self.u = u
 @functools.lru_cache(maxsize=1 << 16)  # each training step asks for the same views again
@@ -38,7 +39,8 @@ def _view(shape:tuple, mops:tuple) -> ShapeTracker:
     for op, arg in reversed(mops): st = st.movement(op, arg)
     return st
 class _KernelBuilder:
-    def __init__(self, outs:tuple, realized:set): self.outs, self.realized, self.inputs, self.reduce, self.memo = outs, realized, [], None, {}
+    def __init__(self, outs:tuple, realized:set):
+        self.outs, self.realized, self.inputs, self.reduce, self.memo, self.in_reduce = outs, realized, [], None, {}, False
     def param(self, u:UOp) -> UOp:
         if u not in self.inputs: self.inputs.append(u)
         return UOp(Ops.PARAM, u.dtype, (), len(self.outs) + self.inputs.index(u))
@@ -56,9 +58,11 @@ class _KernelBuilder:
         if u.op in (Ops.DETACH, Ops.CONTIGUOUS): return self.build(u.src[0], mops)
         if u.op is Ops.REDUCE:
             if self.reduce not in (None, u) or any(op is not Ops.RESHAPE for op, _ in mops): raise _Realize(u)
-            self.reduce = u
-            return UOp(Ops.REDUCE, u.dtype, (self.build(u.src[0], ()),), (*u.arg, _view(u.shape, mops)))
+            self.reduce, self.in_reduce = u, True
+            src, self.in_reduce = self.build(u.src[0], ()), False
+            return UOp(Ops.REDUCE, u.dtype, (src,), (*u.arg, _view(u.shape, mops)))
         if u.op in UNSAFE_PAD and any(op is Ops.PAD for op, _ in mops): raise _Realize(u)
+        if self.in_reduce and u.op in GroupOp.ALU and math.prod(_view(u.shape, mops).shape) >= REUSE * max(1, math.prod(u.shape)): raise _Realize(u)
         return UOp(u.op, u.dtype, tuple(self.build(s, mops) for s in u.src), u.arg)
 
 # %% ../nbs/03_schedule.ipynb #e972ab8c
@@ -68,6 +72,14 @@ def contiguous(self) -> Tensor:
     return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
 
 # %% ../nbs/03_schedule.ipynb #b4fa3719
+def _shared_reduce(built:dict) -> UOp|None:
+    "A reduce that two kernels would each compute: it is realized instead, and computed once."
+    seen = set()
+    for kb, _ in built.values():
+        for r in {k[0] for k in kb.memo if k[0].op is Ops.REDUCE and (k[0] in kb.outs or k[0] not in kb.realized)}:
+            if r in seen: return r
+            seen.add(r)
+    return None
 def create_schedule(roots:list[UOp]) -> list[tuple[tuple, UOp, list[UOp]]]:
     "Kernels [(output nodes, ast, input nodes)] that compute `roots`, in dependency order."
     topo = UOp(Ops.SINK, src=tuple(roots)).toposort[:-1]
@@ -78,6 +90,7 @@ def create_schedule(roots:list[UOp]) -> list[tuple[tuple, UOp, list[UOp]]]:
         try:
             for u in (u for u in topo if u in realized and u not in built and u.op is not Ops.COPY):
                 kb = _KernelBuilder((u,), realized); built[u] = (kb, kb.kernel())
+            if (r := _shared_reduce(built)) is not None: raise _Realize(r)
             kernels = [((u,), u, [u.src[1]]) if u.op is Ops.COPY else ((u,), built[u][1], built[u][0].inputs) for u in topo if u in realized]
             return _group_outputs(kernels, roots, realized)
         except _Realize as e:

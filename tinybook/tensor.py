@@ -300,12 +300,12 @@ class Tensor:
     __hash__ = object.__hash__  # == builds a graph, so hash by identity
     __array_ufunc__ = None  # `np.float32(2) * t` calls Tensor.__rmul__ instead of numpy iterating over t
     def __init__(self, data, device:str|None=None, dtype=None, requires_grad:bool|None=None):
-        dtype, device, self.grad = None if dtype is None else to_dtype(dtype), _dev(device), None
-        if isinstance(data, UOp): self.uop = data
+        self.grad, self._requires_grad = None, None
+        if isinstance(data, UOp): self.uop = data  # every op makes one of these: kept cheap
         elif isinstance(data, (bool, int, float)) and not isinstance(data, np.generic):
-            self.uop = UOp.const(dtype or _py_dtype(np.asarray(data)), data, device)
-        else: self.uop = _buffer_uop(data, device, dtype)
-        self.requires_grad = requires_grad
+            self.uop = UOp.const(to_dtype(dtype) if dtype is not None else _py_dtype(np.asarray(data)), data, _dev(device))
+        else: self.uop = _buffer_uop(data, _dev(device), None if dtype is None else to_dtype(dtype))
+        if requires_grad is not None: self.requires_grad = requires_grad
     shape = property(lambda self: self.uop.shape)
     dtype = property(lambda self: self.uop.dtype)
     device = property(lambda self: self.uop.device)
