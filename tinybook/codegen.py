@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_rules, cast_np, patch_to
 
 # %% auto #0
-__all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'IDX_OPS', 'PANEL', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint',
-           'srange', 'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
+__all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint', 'srange',
+           'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
            'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'Kernel', 'is_index', 'eval_index', 'run_linear',
            'hand_coded_opts', 'opt_actions', 'gathers', 'lane_opts', 'decompose']
 
@@ -256,10 +256,10 @@ def run_linear(lin:list[UOp], bufs:list[np.ndarray]) -> None:
                 bufs[u.src[0].arg][i.reshape(-1)] = v.reshape(-1)
 
 # %% ../nbs/04_codegen.ipynb #298068e0
-def hand_coded_opts(k:Kernel, lanes:int=0) -> list[Opt]:
-    "Opts for kernel `k` chosen by the rules above; `lanes`: 32-bit values in the target's vectors (0: it has none)."
+def hand_coded_opts(k:Kernel, lanes:int=0, panel:int=1 << 20) -> list[Opt]:
+    "Opts for kernel `k` chosen by the rules above; `lanes`: 32-bit values in the target's vectors (0: none), `panel`: see `lane_opts`."
     if int(os.getenv("NOOPT", "0")): return []
-    if lanes and not vectorizable(k.ast) and (opts := lane_opts(k, lanes)): return opts
+    if lanes and not vectorizable(k.ast) and (opts := lane_opts(k, lanes, panel)): return opts
     bcast = [a for a in k.axes("g") if k.red and any(st.views[-1].strides[a] == 0 and st.shape[a] > 1 for st in k.sts.values())]
     cands = bcast[-2:] if bcast else k.axes("g")[-1:]
     opts = [Opt("UPCAST", a, 4) for a in cands if k.full_shape[a] % 4 == 0 and k.full_shape[a]]
@@ -282,9 +282,8 @@ def gathers(k:Kernel, a:int, lanes:int) -> tuple[int, int]:
         v, n = st.views[-1], st.shape[a]
         return not (v.strides[a] == 0 or v.strides[a] == 1 and len(st.views) == 1 and (not v.mask or v.mask[a][0] % lanes == v.mask[a][1] % n % lanes == 0))
     return tuple(sum(gather(st) for u, st in k.sts.items() if u.op is op) for op in (Ops.LOAD, Ops.STORE))
-PANEL = 1 << 20  # bytes of the reused operand that a cache block keeps in L2 (2 MiB a core here)
-def lane_opts(k:Kernel, lanes:int) -> list[Opt]:
-    "Lanes on an axis no load gathers on; in reduce kernels also register tiles and cache blocks."
+def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
+    "Lanes on an axis no load gathers on; in reduce kernels also register tiles and cache blocks of the reused operand of `panel` bytes."
     g = {a: gathers(k, a, lanes) for a in k.axes("gr") if k.full_shape[a] and k.full_shape[a] % lanes == 0}
     if not (cands := [a for a, (ld, st) in g.items() if ld == 0 and (st == 0 or k.red is not None)]): return []  # a reduce's store is rare
     a = min(cands, key=lambda a: (k.types[a] != "g", k.red is not None and k.full_shape[a] // lanes % 2, g[a][1], -a))  # see above
@@ -298,7 +297,7 @@ def lane_opts(k:Kernel, lanes:int) -> list[Opt]:
         if n > 1: k.apply_opt(Opt("UPCAST", b, n))
     if (j := max(k.axes("g"), default=0)) == 0: return k.opts  # the innermost loop over tiles: it walks the reused operand
     tile = math.prod(k.full_shape[i] for i in range(j + 1, len(k.types)) if k.types[i] in "Uv") * 4  # bytes of a tile's row
-    n = next(d for d in range(max(1, PANEL // (tile * math.prod(k.full_shape[i] for i in k.axes("rw")))), 0, -1) if k.full_shape[j] % d == 0)
+    n = next(d for d in range(max(1, panel // (tile * math.prod(k.full_shape[i] for i in k.axes("rw")))), 0, -1) if k.full_shape[j] % d == 0)
     return (k.apply_opt(Opt("BLOCK", j, n)) if 1 < n < k.full_shape[j] else k).opts
 
 # %% ../nbs/04_codegen.ipynb #de14281a

@@ -121,7 +121,8 @@ def _scalar(v):
 def _apply(self, op:Ops, *src:Tensor, dtype=None, arg=None) -> Tensor:
     return Tensor(UOp(op, dtype or (src[-1] if src else self).dtype, (self.uop,) + tuple(s.uop for s in src), arg))
 @patch_to(Tensor)
-def _expand_to(self, shape:tuple) -> Tensor: return self.reshape((1,) * (len(shape) - self.ndim) + self.shape).expand(shape)
+def _expand_to(self, shape:tuple) -> Tensor:
+    return self if self.shape == shape else self.reshape((1,) * (len(shape) - self.ndim) + self.shape).expand(shape)  # most operands fit already
 @patch_to(Tensor)
 def _broadcasted(self, y, reverse=False) -> tuple[Tensor, Tensor]:
     "`self` and `y` made one dtype, one shape and checked to be on one device; swapped if `reverse`."

@@ -395,7 +395,8 @@ def _mop(self, op:Ops, arg) -> Tensor: return Tensor(UOp(op, self.dtype, (self.u
 @patch_to(Tensor)
 def reshape(self, *shape) -> Tensor:
     "The same elements in a new shape; one dimension may be -1 (inferred)."
-    shape = tuple(self.shape[i] if s is None else s for i, s in enumerate(argfix(*shape)))
+    if (shape := argfix(*shape)) == self.shape: return self  # the common case, checked first
+    shape = tuple(self.shape[i] if s is None else s for i, s in enumerate(shape))
     if not all(isinstance(s, (int, np.integer)) and s >= -1 for s in shape):
         raise ValueError(f"reshape: invalid shape {shape}, sizes must be ints >= -1")
     if shape.count(-1) > 1: raise ValueError(f"reshape: invalid shape {shape}, only one -1 allowed")

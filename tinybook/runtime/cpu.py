@@ -15,9 +15,9 @@ from ..codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, 
 from ..renderer import CRenderer, outer_loop
 
 # %% auto #0
-__all__ = ['CFLAGS', 'kernel_runners', 'cache_dir', 'c_compiler', 'host_lanes', 'compile_c', 'CPUProgram', 'GlobalCounters',
-           'kernel_ops', 'count', 'check_opts', 'beam_search', 'host_array', 'from_host', 'run_kernel_c',
-           'run_kernel_python', 'run_backend']
+__all__ = ['CFLAGS', 'kernel_runners', 'cache_dir', 'c_compiler', 'host_panel', 'host_lanes', 'compile_c', 'CPUProgram',
+           'GlobalCounters', 'kernel_ops', 'count', 'check_opts', 'beam_search', 'host_array', 'from_host',
+           'run_kernel_c', 'run_kernel_python', 'run_backend']
 
 # %% ../../nbs/04b_cpu.ipynb #62f38a93
 CFLAGS = ["-O2", "-march=native", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Werror",
@@ -26,6 +26,11 @@ def cache_dir() -> Path: return Path(os.getenv("TINYBOOK_CACHE", Path.home() / "
 def c_compiler() -> str|None:
     "The C compiler to use: `CC`, else gcc, else clang, else None."
     return next((c for c in (os.getenv("CC"), "gcc", "clang") if c and shutil.which(c)), None)
+@functools.cache
+def host_panel() -> int:
+    "Bytes a cache block of a matmul's reused operand may take: half of this CPU's L2 (1 MiB if unknown)."
+    try: return int(Path("/sys/devices/system/cpu/cpu0/cache/index2/size").read_text().strip().rstrip("K")) * 512
+    except (OSError, ValueError): return 1 << 20
 @functools.cache
 def host_lanes() -> int:
     "32-bit values in this CPU's widest vector: 16 with AVX-512, else 8 (AVX2; two NEON registers on Arm)."
@@ -54,7 +59,9 @@ class CPUProgram:
         parts = [(n * i // threads, n * (i + 1) // threads) for i in range(max(1, min(threads, n)))]
         t0 = time.perf_counter()
         if len(parts) == 1: self.fxn(*ptrs, ctypes.c_int(0), ctypes.c_int(n))
-        else: list(_pool(len(parts)).map(lambda p: self.fxn(*ptrs, ctypes.c_int(p[0]), ctypes.c_int(p[1])), parts))
+        else:  # this thread runs the first part while the pool runs the others
+            futs = [_pool(len(parts) - 1).submit(self.fxn, *ptrs, ctypes.c_int(a), ctypes.c_int(b)) for a, b in parts[1:]]
+            self.fxn(*ptrs, ctypes.c_int(parts[0][0]), ctypes.c_int(parts[0][1])); [f.result() for f in futs]
         return time.perf_counter() - t0
     def _check(self, ptrs:list, n:int) -> None:
         "Run once in a forked child (its writes stay there); a crash becomes an error here."
@@ -70,6 +77,7 @@ class GlobalCounters:
     kernel_count, global_ops, global_mem, time_sum_s = 0, 0, 0, 0.0
     @staticmethod
     def reset(): GlobalCounters.kernel_count, GlobalCounters.global_ops, GlobalCounters.global_mem, GlobalCounters.time_sum_s = 0, 0, 0, 0.0
+@functools.cache
 def kernel_ops(ast:UOp) -> int:
     "Operations a kernel performs: each ALU op once per output element, times the reduce size under a reduce."
     red = next((u for u in ast.toposort if u.op is Ops.REDUCE), None)
@@ -109,7 +117,7 @@ def beam_search(ast:UOp, arrays:list[np.ndarray], width:int, renderer=CRenderer(
     def timed(opts:list[Opt]) -> float:
         _, _, prog, n, th = _compile(ast, opts, renderer)
         return min(prog(*arrays, n=n, threads=th) for _ in range(3))
-    deadline, rules = time.perf_counter() + timeout, hand_coded_opts(Kernel(ast), lanes)
+    deadline, rules = time.perf_counter() + timeout, hand_coded_opts(Kernel(ast), lanes, host_panel())
     beam = sorted([(timed([]), [])] + [(timed(rules), rules)] * bool(rules), key=lambda c: c[0])[:width]  # never worse than the rules
     while time.perf_counter() < deadline:
         acts = [opts + [o] for _, opts in beam for o in opt_actions(Kernel(ast, opts), renderer.has_local, lanes)]
@@ -136,7 +144,7 @@ def run_kernel_c(ast:UOp, bufs:list) -> None:
     if ast not in _programs:
         beam = int(os.getenv("BEAM", "0"))
         scratch = [np.empty_like(a) for a in arrays[:len(ast.src)]] + arrays[len(ast.src):]
-        opts = beam_search(ast, scratch, beam, lanes=host_lanes()) if beam else hand_coded_opts(Kernel(ast), host_lanes())
+        opts = beam_search(ast, scratch, beam, lanes=host_lanes()) if beam else hand_coded_opts(Kernel(ast), host_lanes(), host_panel())
         _programs[ast] = _compile(ast, opts, CRenderer())
     name, src, prog, n, threads = _programs[ast]
     tm = prog(*arrays, n=n, threads=threads)
