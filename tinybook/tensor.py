@@ -395,18 +395,17 @@ def _mop(self, op:Ops, arg) -> Tensor: return Tensor(UOp(op, self.dtype, (self.u
 @patch_to(Tensor)
 def reshape(self, *shape) -> Tensor:
     "The same elements in a new shape; one dimension may be -1 (inferred)."
-    if (shape := argfix(*shape)) == self.shape: return self  # the common case, checked first
-    shape = tuple(self.shape[i] if s is None else s for i, s in enumerate(shape))
+    if (shape := argfix(*shape)) == (cur := self.shape): return self  # the common case, checked first
+    shape, n = tuple(cur[i] if s is None else s for i, s in enumerate(shape)), math.prod(cur)
     if not all(isinstance(s, (int, np.integer)) and s >= -1 for s in shape):
         raise ValueError(f"reshape: invalid shape {shape}, sizes must be ints >= -1")
     if shape.count(-1) > 1: raise ValueError(f"reshape: invalid shape {shape}, only one -1 allowed")
     shape = tuple(int(s) for s in shape)
     if -1 in shape:
         rest = math.prod(s for s in shape if s != -1)
-        shape = tuple(s if s != -1 else (self.numel() // rest if rest else 0) for s in shape)
-    if math.prod(shape) != self.numel():
-        raise ValueError(f"cannot reshape a tensor of shape {self.shape} ({self.numel()} elements) to {argfix(*shape)}")
-    return self if shape == self.shape else self._mop(Ops.RESHAPE, shape)
+        shape = tuple(s if s != -1 else (n // rest if rest else 0) for s in shape)
+    if math.prod(shape) != n: raise ValueError(f"cannot reshape a tensor of shape {cur} ({n} elements) to {shape}")
+    return self if shape == cur else self._mop(Ops.RESHAPE, shape)
 @patch_to(Tensor)
 def permute(self, *order) -> Tensor:
     "Reorder the axes: axis i of the result is axis `order[i]` of self."
@@ -416,9 +415,9 @@ def permute(self, *order) -> Tensor:
 @patch_to(Tensor)
 def expand(self, *shape) -> Tensor:
     "Broadcast size-1 axes to `shape` (-1 keeps a size; new axes may be added in front)."
-    shape = argfix(*shape)
-    if len(shape) < self.ndim: raise ValueError(f"expand: target {shape} has fewer dimensions than the tensor's {self.shape}")
-    old = (1,) * (len(shape) - self.ndim) + self.shape
+    shape, cur = argfix(*shape), self.shape
+    if len(shape) < len(cur): raise ValueError(f"expand: target {shape} has fewer dimensions than the tensor's {cur}")
+    old = (1,) * (len(shape) - len(cur)) + cur
     new = tuple(o if s == -1 else s for o, s in zip(old, shape))
     if any(o != n and o != 1 for o, n in zip(old, new)):
         raise ValueError(f"expand: cannot expand shape {self.shape} to {shape}, only size-1 axes can grow")
