@@ -116,7 +116,8 @@ VEC_OPS = {Ops.ADD, Ops.MUL, Ops.MAX, Ops.CMPLT, Ops.CMPNE, Ops.AND, Ops.OR, Ops
 def vectorizable(ast:UOp) -> str|None:
     "Why kernel `ast` can't run on 32-bit vector lanes, or None if it can."
     for u in ast.toposort:
-        if u.op in (Ops.LOAD, Ops.STORE) and (d := u.src[-1].dtype if u.op is Ops.STORE else u.dtype).itemsize != 4: return f"no 32-bit lanes: it moves {d}"
+        d = u.src[-1].dtype if u.op is Ops.STORE else u.dtype
+        if u.op in (Ops.LOAD, Ops.STORE) and d.itemsize != 4: return f"no 32-bit lanes: it moves {d}"
         if u.op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST} and (u.op not in VEC_OPS or u.dtype.itemsize != 4 and u.dtype is not dtypes.bool):
             return f"no 32-bit lanes: it has {u.op} on {u.dtype}"
     return None
@@ -280,7 +281,8 @@ def gathers(k:Kernel, a:int, lanes:int) -> tuple[int, int]:
     "The loads and the stores of `k` that would gather (neither walk axis `a` with stride 1 nor stay put) if it became `lanes` lanes."
     def gather(st:ShapeTracker) -> bool:
         v, n = st.views[-1], st.shape[a]
-        return not (v.strides[a] == 0 or v.strides[a] == 1 and len(st.views) == 1 and (not v.mask or v.mask[a][0] % lanes == v.mask[a][1] % n % lanes == 0))
+        aligned = not v.mask or v.mask[a][0] % lanes == v.mask[a][1] % n % lanes == 0  # a split keeps the mask on the outer part
+        return not (v.strides[a] == 0 or v.strides[a] == 1 and len(st.views) == 1 and aligned)
     return tuple(sum(gather(st) for u, st in k.sts.items() if u.op is op) for op in (Ops.LOAD, Ops.STORE))
 def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
     "Lanes on an axis no load gathers on; in reduce kernels also register tiles and cache blocks of the reused operand of `panel` bytes."

@@ -88,7 +88,8 @@ def vector_load(u:UOp, lane:UOp, ex) -> str:
         val = f"({{{T} t; __builtin_memcpy(&t, {buf}+{ex(base)}, sizeof(t)); t;}})"
         return val if valid is None else f"({ex(valid)}?{val}:({T}){{}})"
     at = lambda x, l: ex(at_lane(x, lane, l))
-    return f"(({T}){{{', '.join(f'{buf}[{at(idx, l)}]' if valid is None else f'({at(valid, l)}?{buf}[{at(idx, l)}]:0)' for l in range(lane.arg[1]))}}})"
+    one = lambda l: f"{buf}[{at(idx, l)}]" if valid is None else f"({at(valid, l)}?{buf}[{at(idx, l)}]:0)"
+    return f"(({T}){{{', '.join(one(l) for l in range(lane.arg[1]))}}})"
 def vector_store(u:UOp, lane:UOp, vec:set, ex) -> str:
     "C for a `STORE` to lane-dependent addresses: one contiguous store, or a store per lane."
     buf, idx, val = f"data{u.src[0].arg}", u.src[1], u.src[2]
@@ -150,7 +151,8 @@ class CRenderer(Renderer):
         "Source of linear program `lin` as a function `name`; values that differ between vector lanes are C vectors."
         if bad := {u.dtype for u in lin if u.dtype not in c_types and u.dtype is not dtypes.void}:
             raise NotImplementedError(f"{type(self).__name__}: dtypes {sorted(map(str, bad))} are not supported")
-        params, head, (lane, vec) = sorted({s.arg: s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}.items()), self.prelude(lin), lane_values(lin)
+        params, head = sorted({s.arg: s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}.items()), self.prelude(lin)
+        lane, vec = lane_values(lin)
         names, accs, lines, depth, outer = {}, {}, [], 1, outer_loop(lin)
         vacc = {u.src[0] for u in lin if u.op is Ops.DEFINE_ACC and u in vec}  # reduces whose accumulator is a vector
         ex = lambda u: names.get(u) or c_index(u, self.const, u in vec)
@@ -168,9 +170,11 @@ class CRenderer(Renderer):
                 red, acc = u.src[0], f"acc{len(accs)}"
                 accs[red], names[red] = acc, f"rbf({acc})" if u.dtype is dtypes.bfloat16 else hred(red, acc) if lane in red.src else acc
                 init = self.const(u.arg, u.dtype)
-                lines.append((depth, f"{vtype(u.dtype)} {acc} = {vbroadcast(init, u.dtype)};" if u in vec else self.decl(u.dtype, acc, init, mutable=True)))
+                decl = f"{vtype(u.dtype)} {acc} = {vbroadcast(init, u.dtype)};" if u in vec else self.decl(u.dtype, acc, init, mutable=True)
+                lines.append((depth, decl))
             elif u.op is Ops.REDUCE:
-                upd = (lambda v: vector_alu(u.arg, u.dtype, [accs[u], vx(v, u.dtype)])) if u in vacc else lambda v: self.alu(u.arg, u.dtype, [accs[u], ex(v)], u.dtype)
+                upd = ((lambda v: vector_alu(u.arg, u.dtype, [accs[u], vx(v, u.dtype)])) if u in vacc else
+                       lambda v: self.alu(u.arg, u.dtype, [accs[u], ex(v)], u.dtype))
                 lines += [(depth, f"{accs[u]} = {upd(v)};") for v in u.src if v.op is not Ops.RANGE]
             elif u.op is Ops.LOAD and u in vec: let(u, vector_load(u, lane, ex))
             elif u.op is Ops.LOAD:
