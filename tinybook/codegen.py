@@ -266,7 +266,7 @@ def hand_coded_opts(k:Kernel, lanes:int=0, panel:int=1 << 20) -> list[Opt]:
     opts = [Opt("UPCAST", a, 4) for a in cands if k.full_shape[a] % 4 == 0 and k.full_shape[a]]
     return [Opt(o.op, o.axis + sum(p.axis < o.axis for p in opts[:i]), o.amt) for i, o in enumerate(opts)]  # each split shifts the axes after it
 def opt_actions(k:Kernel, has_local:bool=False, lanes:int=0) -> list[Opt]:
-    "Every opt that fits kernel `k` as it is: upcast a global axis or unroll a reduce axis by 2, 4 or 8 or whole; `LOCAL` and `GROUP` if asked."
+    "Every opt that fits kernel `k` as it is: upcast or unroll by 2, 4, 8 (or whole); `LOCAL`, `GROUP` if asked; lanes and `BLOCK`s with `lanes`."
     acts = [Opt("UPCAST", a, n) for a in k.axes("g") for n in (2, 4, 8)] + [Opt("UNROLL", a, n) for a in k.axes("r") for n in (0, 2, 4, 8)]
     gpu = [Opt("LOCAL", a, n) for a in k.axes("g") for n in (2, 4, 8, 16)] + [Opt("GROUP", a, n) for a in k.axes("r") for n in (2, 4, 8, 16)]
     vec = [Opt(o, a, lanes) for o, t in (("VECTOR", "g"), ("VREDUCE", "r")) for a in k.axes(t)] * bool(lanes)
