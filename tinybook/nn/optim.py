@@ -51,11 +51,13 @@ class LAMB(Optimizer):
         self.b1_t, self.b2_t = (Tensor.ones(1, device=self.params[0].device).contiguous().realize() for _ in range(2))
     def _step(self, idxs:list[int]) -> list[Tensor]:
         b1_t, b2_t = self.b1_t.assign(self.b1_t * self.b1), self.b2_t.assign(self.b2_t * self.b2)
+        c1, c2 = 1 - b1_t, 1 - b2_t  # bias corrections, shared by every parameter
         for i in idxs:
             p = self.params[i]
             m = self.m[i].assign(self.b1 * self.m[i] + (1 - self.b1) * p.grad)
             v = self.v[i].assign(self.b2 * self.v[i] + (1 - self.b2) * p.grad * p.grad)
-            up = (m / (1 - b1_t)) / ((v / (1 - b2_t)).sqrt() + self.eps) + self.wd * p
+            up = (m / c1) / ((v / c2).sqrt() + self.eps)
+            if self.wd: up = up + self.wd * p
             if not self.adam:
                 wn, un = p.square().sum().sqrt(), up.square().sum().sqrt()
                 up = up * ((wn > 0) & (un > 0)).where(wn / un, 1.0)
