@@ -11,8 +11,8 @@ from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_r
 # %% auto #0
 __all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint', 'srange',
            'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
-           'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'Kernel', 'is_index', 'eval_index', 'run_linear',
-           'hand_coded_opts', 'opt_actions', 'gathers', 'lane_opts', 'decompose']
+           'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'Kernel', 'is_lane', 'is_index', 'eval_index',
+           'run_linear', 'hand_coded_opts', 'opt_actions', 'gathers', 'lane_opts', 'decompose']
 
 # %% ../nbs/04_codegen.ipynb #20209e49
 def sint(v) -> UOp: return v if isinstance(v, UOp) else UOp(Ops.CONST, dtypes.int32, (), int(v))
@@ -182,6 +182,7 @@ class Kernel:
 
 # %% ../nbs/04_codegen.ipynb #fd08827d
 IDX_OPS = {Ops.CONST, Ops.RANGE, Ops.ADD, Ops.MUL, Ops.IDIV, Ops.MOD, Ops.CMPLT, Ops.AND}
+def is_lane(u:UOp) -> bool: return u.op is Ops.RANGE and "lane" in u.arg[0]  # the `vlane…`/`rlane…` ranges `linearize` names
 def is_index(u:UOp) -> bool:
     "Is `u` index arithmetic (built from loop variables and integer constants only)?"
     if "is_index" not in u.__dict__: u.__dict__["is_index"] = u.op in IDX_OPS and all(is_index(s) for s in u.src)

@@ -6,12 +6,12 @@
 from __future__ import annotations
 import math, functools
 from .tensor import UOp, Ops, GroupOp, DType, dtypes
-from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, _terms
+from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, _terms, is_lane
 
 # %% auto #0
 __all__ = ['c_types', 'C_INCLUDES', 'C_BF16', 'c_const', 'c_alu', 'c_index', 'c_bitcast_bf16', 'vtype', 'vbroadcast',
-           'lane_values', 'lane_base', 'at_lane', 'vector_load', 'vector_store', 'vector_alu', 'hred', 'vector_prelude',
-           'outer_loop', 'Renderer', 'CRenderer']
+           'lane_values', 'lane_base', 'at_lane', 'vector_load', 'vector_store', 'vector_alu', 'hred_name',
+           'vector_prelude', 'outer_loop', 'Renderer', 'CRenderer']
 
 # %% ../nbs/04a_renderer.ipynb #510e322c
 c_types = {dtypes.bool: "bool", dtypes.int8: "int8_t", dtypes.uint8: "uint8_t", dtypes.int16: "int16_t", dtypes.uint16: "uint16_t",
@@ -63,7 +63,7 @@ def vtype(d:DType) -> str: return "v" + c_types[dtypes.int32 if d is dtypes.bool
 def vbroadcast(x:str, d:DType) -> str: return f"(({vtype(d)}){{}}-({x}))" if d is dtypes.bool else f"(({vtype(d)}){{}}+({x}))"
 def lane_values(lin:list[UOp]) -> tuple[UOp|None, set]:
     "The lanes of linear program `lin` (a `RANGE`, or None) and the UOps whose values differ between lanes (accumulators included)."
-    lane, vec = next((u for u in lin if u.op is Ops.RANGE and "lane" in u.arg[0]), None), set()
+    lane, vec = next((u for u in lin if is_lane(u)), None), set()
     if lane is None: return None, vec
     for u in UOp(Ops.SINK, dtypes.void, tuple(lin)).toposort:
         srcs = u.src[0].src if u.op is Ops.DEFINE_ACC else () if u.op is Ops.REDUCE and lane in u.src else u.src
@@ -107,23 +107,23 @@ def vector_alu(op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:
     if op is Ops.RECIPROCAL: return f"({vbroadcast(c_const(1, d), d)}/{a[0]})"
     if op is Ops.SQRT: return f"({{{T} t = {a[0]}; for (int l = 0; l < (int)(sizeof(t) / 4); l++) t[l] = __builtin_sqrtf(t[l]); t;}})"
     return c_alu(op, d, a)
-def hred(red:UOp, acc:str) -> str: return f"hred_{red.arg.name}_{vtype(red.dtype)}({acc})"
+def hred_name(op:Ops, d:DType) -> str: return f"hred_{op.name}_{vtype(d)}"  # the function that combines the lanes of a `d` vector by `op`
 def vector_prelude(lin:list[UOp], lane:UOp, vec:set) -> str:
     "The vector types of a kernel with lanes, and the functions that reduce a vector accumulator's lanes."
-    vals = [u.src[2] if u.op is Ops.STORE else u for u in vec if u.op is Ops.STORE or u.dtype is not dtypes.void]  # a stored scalar is broadcast
-    ds = sorted({dtypes.int32} | {dtypes.int32 if u.dtype is dtypes.bool else u.dtype for u in vals}, key=str)
+    ds = ({u.dtype for u in vec} | {u.src[2].dtype for u in vec if u.op is Ops.STORE}) - {dtypes.void}  # a stored scalar is broadcast
+    ds = sorted({dtypes.int32 if d is dtypes.bool else d for d in ds} | {dtypes.int32}, key=str)
     reds = sorted({(u.arg, u.dtype) for u in lin if u.op is Ops.REDUCE and lane in u.src}, key=str)
     n, steps = lane.arg[1], [lane.arg[1] >> i for i in range(1, lane.arg[1].bit_length())]  # a tree: halves, quarters, ...
     rot = lambda s: ", ".join(str((i + s) % n) for i in range(n))
     return "".join(f"typedef {c_types[d]} {vtype(d)} __attribute__((vector_size({4 * n})));\n" for d in ds) + "".join(
-        f"static inline {c_types[d]} {hred(UOp(Ops.REDUCE, d, (), op), 't')[:-3]}({vtype(d)} t) {{ " + "".join(
+        f"static inline {c_types[d]} {hred_name(op, d)}({vtype(d)} t) {{ " + "".join(
         f"{{{vtype(d)} u = __builtin_shufflevector(t, t, {rot(s)}); t = {vector_alu(op, d, ['t', 'u'])};}} " for s in steps) + "return t[0]; }\n"
         for op, d in reds)
 
 # %% ../nbs/04a_renderer.ipynb #dfcd8fb4
 def outer_loop(lin:list[UOp]) -> UOp|None:
     "The loop a kernel's callers split between threads: the outermost, if it is global."
-    return lin[0] if lin and lin[0].op is Ops.RANGE and lin[0].arg[0][0] != "r" and "lane" not in lin[0].arg[0] else None
+    return lin[0] if lin and lin[0].op is Ops.RANGE and lin[0].arg[0][0] != "r" and not is_lane(lin[0]) else None
 class Renderer:
     "A target's code generator: the ops it has (others are decomposed), whether it has workgroups, and `render`."
     device, has_local, supported = "", False, GroupOp.ALU | {Ops.CAST, Ops.BITCAST}
@@ -168,7 +168,8 @@ class CRenderer(Renderer):
             elif u.op is Ops.ENDRANGE: depth -= 1; lines.append((depth, "}"))
             elif u.op is Ops.DEFINE_ACC:
                 red, acc = u.src[0], f"acc{len(accs)}"
-                accs[red], names[red] = acc, f"rbf({acc})" if u.dtype is dtypes.bfloat16 else hred(red, acc) if lane in red.src else acc
+                accs[red], names[red] = acc, f"{hred_name(red.arg, red.dtype)}({acc})" if lane in red.src else acc
+                if u.dtype is dtypes.bfloat16: names[red] = f"rbf({acc})"
                 init = self.const(u.arg, u.dtype)
                 decl = f"{vtype(u.dtype)} {acc} = {vbroadcast(init, u.dtype)};" if u in vec else self.decl(u.dtype, acc, init, mutable=True)
                 lines.append((depth, decl))
