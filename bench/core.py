@@ -4,6 +4,7 @@ import numpy as np
 
 WORKLOADS = ("matmul", "conv2d", "elementwise", "softmax", "layernorm", "mlp", "launch")
 LAUNCH = (("chain", "32 deps, 1 realize"), ("each", "32 realizes"), ("jit", "32 deps, TinyJit"))
+MLP = (("eager", ""), ("jit", " TinyJit"))  # the training step as written, and replayed by TinyJit (its peers: torch eager, tinygrad.jit)
 
 class NotAvailable(Exception): "A case this side cannot run yet; its row says n/a with the reason."
 
@@ -28,7 +29,8 @@ def cases(workloads, quick=False) -> list[Case]:
             n = 2**20 if quick else 2**24; out.append(Case(w, f"{n >> 20}M fp32", 16 * n, "GB/s", n=n))
         if w in ("softmax", "layernorm"):  # 8 B per element: 1 read and 1 write
             r = 64 if quick else 4096; out.append(Case(w, f"{r}x{r} fp32", 8 * r * r, "GB/s", shape=(r, r)))
-        if w == "mlp": b = 32 if quick else 256; out.append(Case(w, f"784-512-512-10 b{b}", 1, "ms/step", batch=b))
+        if w == "mlp":
+            b = 32 if quick else 256; out += [Case(w, f"784-512-512-10 b{b}{label}", 1, "ms/step", batch=b, mode=m) for m, label in MLP]
         if w == "launch": out += [Case(w, label, 32, "us/kernel", depth=32, mode=m) for m, label in LAUNCH]
     return out
 

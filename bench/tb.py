@@ -5,8 +5,8 @@ from .core import NotAvailable, chain
 try: from tinybook.jit import TinyJit
 except ImportError: TinyJit = None
 
-def _mlp(t:dict):
-    "One Adam training step of the MLP, starting from the weights in `t`; returns the loss as a Python float."
+def _mlp(t:dict, jit:bool):
+    "One Adam training step of the MLP, starting from the weights in `t` (replayed by TinyJit if `jit`); returns the loss as a Python float."
     layers = [nn.Linear(*t[f"w{i}"].shape[::-1]) for i in (1, 2, 3)]
     for i, l in enumerate(layers, 1): l.weight, l.bias = t[f"w{i}"], t[f"b{i}"]
     opt = Adam([p for l in layers for p in (l.weight, l.bias)])
@@ -15,8 +15,10 @@ def _mlp(t:dict):
         opt.zero_grad()
         loss = layers[2](layers[1](layers[0](t["X"]).relu()).relu()).sparse_categorical_crossentropy(t["Y"])
         loss.backward()
-        return loss.realize(*opt.schedule_step()).item()  # one schedule: the loss and the update, no second forward
-    return step
+        return loss.realize(*opt.schedule_step())  # one schedule: the loss and the update, no second forward
+    if jit and TinyJit is None: raise NotAvailable("n/a (tinybook.jit not built yet)")
+    step = TinyJit(step) if jit else step
+    return lambda: step().item()
 
 def _launch(x:Tensor, depth:int, mode:str):
     "The launch-overhead call for `mode`: `chain`, `each` or `jit` (the chain replayed by TinyJit)."
@@ -33,5 +35,5 @@ def make(case, d:dict):
     if w == "elementwise": return lambda: (t["a"] * t["b"] + t["c"]).relu().exp().realize()
     if w == "softmax": return lambda: t["x"].softmax(-1).realize()
     if w == "layernorm": return lambda: t["x"].layernorm().realize()
-    if w == "mlp": return _mlp(t)
+    if w == "mlp": return _mlp(t, case.p["mode"] == "jit")
     return _launch(t["x"], case.p["depth"], case.p["mode"])

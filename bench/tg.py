@@ -33,7 +33,7 @@ if __name__ == "__main__":
     quick = "--quick" in sys.argv
     for case in cases([a for a in sys.argv[1:] if a != "--quick"], quick):
         d = inputs(case); ref = reference(case, d)
-        for jit in [case.p["mode"] == "jit"] if case.workload == "launch" else [False, True]:
+        for jit in [case.p["mode"] == "jit"] if case.workload in ("launch", "mlp") else [False, True]:
             impl = "tinygrad.jit" if jit else "tinygrad"
             row = run_case(case, impl, lambda c, d: make(c, d, jit), d, ref, quick, GlobalCounters)
             print(json.dumps(row), flush=True)

@@ -4,3 +4,4 @@ import tinybook.ops, tinybook.autograd, tinybook.schedule, tinybook.codegen, tin
 import tinybook.runtime.cpu, tinybook.device, tinybook.runtime.cl, tinybook.runtime.cuda, tinybook.runtime.metal, tinybook.runtime.webgpu  # noqa: E401, the devices
 from tinybook import nn
 import tinybook.nn.state, tinybook.nn.optim  # noqa: E401
+from tinybook.jit import TinyJit, Variable  # noqa: F401

@@ -15,9 +15,9 @@ from ..codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, 
 from ..renderer import CRenderer, outer_loop
 
 # %% auto #0
-__all__ = ['CFLAGS', 'CHECK_POINTS', 'kernel_runners', 'cache_dir', 'c_compiler', 'host_panel', 'host_lanes', 'compile_c',
-           'CPUProgram', 'GlobalCounters', 'kernel_ops', 'count', 'check_opts', 'beam_search', 'host_array',
-           'from_host', 'run_kernel_c', 'run_kernel_python', 'run_backend']
+__all__ = ['CFLAGS', 'CHECK_POINTS', 'kernel_runners', 'capturing', 'cache_dir', 'c_compiler', 'host_panel', 'host_lanes',
+           'compile_c', 'CPUProgram', 'GlobalCounters', 'kernel_ops', 'count', 'check_opts', 'beam_search',
+           'host_array', 'from_host', 'run_kernel_c', 'run_kernel_python', 'run_backend']
 
 # %% ../../nbs/04b_cpu.ipynb #62f38a93
 CFLAGS = ["-O2", "-march=native", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Werror",
@@ -51,7 +51,7 @@ def compile_c(src:str, name:str="kernel", flags:tuple=()) -> Path:
 def _pool(n:int) -> ThreadPoolExecutor: return ThreadPoolExecutor(n)  # kept: starting threads for every call costs more than small kernels
 class CPUProgram:
     "A compiled kernel: call it with buffers (numpy arrays) to run it."
-    def __init__(self, name:str, lib:Path): self.name, self.fxn, self.checked = name, getattr(ctypes.CDLL(str(lib)), name), False
+    def __init__(self, name:str, lib:Path): self.name, self.lib, self.fxn, self.checked = name, lib, getattr(ctypes.CDLL(str(lib)), name), False
     def __call__(self, *arrays:np.ndarray, n:int=1, threads:int=1) -> float:
         "Run with the outermost loop's `n` trips split among `threads`; returns the seconds it took."
         ptrs = [ctypes.c_void_p(a.ctypes.data) for a in arrays]
@@ -166,12 +166,15 @@ def run_kernel_python(ast:UOp, bufs:list) -> None:
 
 # %% ../../nbs/04b_cpu.ipynb #6ab85194
 kernel_runners: dict[str, Callable] = {}  # device kind -> how a kernel writing a buffer there runs, whoever realizes it (05: DISK)
+capturing: list[Callable] = []  # 08's TinyJit, while it captures a call: each is told every schedule run (items, root buffers, runner)
 def run_backend(run) -> Callable:
     "A backend: schedule the roots and run each kernel with `run(ast, bufs)`, or with its output device's own runner if it has one."
     def compute(roots:list[UOp]) -> list[np.ndarray]:
         items, outs = schedule_uops(roots)
         if int(os.getenv("DEBUG", "0")) >= 1: print(f"realize: {len(items)} kernels")
-        run_schedule(items, lambda ast, bufs: kernel_runners.get(bufs[0].device.split(":")[0], run)(ast, bufs))
+        runner = lambda ast, bufs: kernel_runners.get(bufs[0].device.split(":")[0], run)(ast, bufs)
+        for c in capturing: c(items, outs, runner)
+        run_schedule(items, runner)
         return [outs[r].data.reshape(r.shape) for r in roots]
     return compute
 def _run_kernel_cpu(ast:UOp, bufs:list) -> None:

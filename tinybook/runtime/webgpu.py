@@ -82,13 +82,15 @@ class _WGPUProgram:
         self.d = d
         module = d.dev.create_shader_module(code=lib.decode())
         self.pipeline = d.dev.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": name})
-    def __call__(self, *bufs, global_size:tuple) -> float:
+    def __call__(self, *bufs, global_size:tuple, wait:bool=True) -> float:
         dev, wg = self.d.dev, (global_size[0] + _WG - 1) // _WG
         group = dev.create_bind_group(layout=self.pipeline.get_bind_group_layout(0),
                                       entries=[{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(bufs)])
         enc = dev.create_command_encoder(); cp = enc.begin_compute_pass()
         cp.set_pipeline(self.pipeline); cp.set_bind_group(0, group); cp.dispatch_workgroups(min(wg, 65535), (wg + 65534) // 65535, 1); cp.end()
-        t0 = time.perf_counter(); dev.queue.submit([enc.finish()]); dev.queue.read_buffer(bufs[0], 0, 4)  # the read waits for the kernel
+        t0 = time.perf_counter(); dev.queue.submit([enc.finish()])
+        if not wait: return 0.0  # queued: a later read waits for it (08's graph batches)
+        dev.queue.read_buffer(bufs[0], 0, 4)  # the read waits for the kernel
         return time.perf_counter() - t0
 Device.register("WEBGPU", WebGPUDevice)
 unsupported_dtypes["WEBGPU"] = {dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int64, dtypes.uint64, dtypes.float64, dtypes.bfloat16}
