@@ -72,6 +72,9 @@ class CLDevice(CompiledDevice):
             if b.dtype is dtypes.float32 and -(-px // w) <= self.dev.image2d_max_height: out.append((i, w))
         return tuple(out)
     def render(self, name:str, lin:list[UOp], images:dict) -> str: return OpenCLRenderer(self.renderer.fp16, images).render(name, lin)
+    def run_all(self, calls:list) -> None:
+        "Queue every (program, buffers, global size) in `calls` without waiting: the queue runs in order, a later read waits (08's graph batches)."
+        for prog, bufs, gs in calls: prog.kernel(self.queue, gs, None, *bufs)
 class _CLAllocator(Allocator):
     def __init__(self, d:CLDevice): self.d = d
     def alloc(self, nbytes:int, image_width:int|None=None):
@@ -94,8 +97,7 @@ class _CLCompiler(Compiler):
 class _CLProgram:
     def __init__(self, d:CLDevice, name:str, lib:bytes):
         self.d, self.kernel = d, getattr(d.cl.Program(d.ctx, [d.dev], [lib]).build(), name)
-    def __call__(self, *bufs, global_size:tuple, wait:bool=True) -> float:
-        ev = self.kernel(self.d.queue, global_size, None, *bufs)
-        if not wait: return 0.0  # queued: the queue runs in order, so a later read waits for it (08's graph batches)
-        ev.wait(); return (ev.profile.end - ev.profile.start) * 1e-9
+    def __call__(self, *bufs, global_size:tuple) -> float:
+        ev = self.kernel(self.d.queue, global_size, None, *bufs); ev.wait()
+        return (ev.profile.end - ev.profile.start) * 1e-9
 Device.register("CL", CLDevice)
