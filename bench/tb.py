@@ -1,9 +1,8 @@
 "tinybook's side: every workload as tinybook code, each call realized so it runs all of its kernels."
 from tinybook import Tensor, nn
 from tinybook.nn.optim import Adam
-from .core import NotAvailable, chain
-try: from tinybook.jit import TinyJit
-except ImportError: TinyJit = None
+from .core import chain
+from tinybook.jit import TinyJit
 
 def _mlp(t:dict, jit:bool):
     "One Adam training step of the MLP, starting from the weights in `t` (replayed by TinyJit if `jit`); returns the loss as a Python float."
@@ -16,14 +15,12 @@ def _mlp(t:dict, jit:bool):
         loss = layers[2](layers[1](layers[0](t["X"]).relu()).relu()).sparse_categorical_crossentropy(t["Y"])
         loss.backward()
         return loss.realize(*opt.schedule_step())  # one schedule: the loss and the update, no second forward
-    if jit and TinyJit is None: raise NotAvailable("n/a (tinybook.jit not built yet)")
     step = TinyJit(step) if jit else step
     return lambda: step().item()
 
 def _launch(x:Tensor, depth:int, mode:str):
     "The launch-overhead call for `mode`: `chain`, `each` or `jit` (the chain replayed by TinyJit)."
     if mode != "jit": return lambda: chain(x, depth, mode == "each")
-    if TinyJit is None: raise NotAvailable("n/a (tinybook.jit not built yet)")
     jc = TinyJit(lambda v: chain(v, depth))
     return lambda: jc(x)
 
