@@ -72,9 +72,9 @@ class CLDevice(CompiledDevice):
             if b.dtype is dtypes.float32 and -(-px // w) <= self.dev.image2d_max_height: out.append((i, w))
         return tuple(out)
     def render(self, name:str, lin:list[UOp], images:dict) -> str: return OpenCLRenderer(self.renderer.fp16, images).render(name, lin)
-    def run_all(self, calls:list) -> None:
-        "Queue every (program, buffers, global size) in `calls` without waiting: the queue runs in order, a later read waits (08's graph batches)."
-        for prog, bufs, gs in calls: prog.kernel(self.queue, gs, None, *bufs)
+    def graph(self, calls:list):
+        "A function queueing every (program, buffers, global size) launch of `calls` without waiting; the queue runs in order (08's batches)."
+        return lambda: [prog.kernel(self.queue, gs, None, *bufs) for prog, bufs, gs in calls]
 class _CLAllocator(Allocator):
     def __init__(self, d:CLDevice): self.d = d
     def alloc(self, nbytes:int, image_width:int|None=None):

@@ -66,11 +66,14 @@ class WebGPUDevice(CompiledDevice):
         self.wgpu, self.adapter, self.dev = wgpu, adapter, adapter.request_device_sync(required_features=["shader-f16"] * f16)
         super().__init__("WEBGPU", _WGPUAllocator(self), WGSLRenderer(f16), Compiler("wgsl"), lambda name, lib: _WGPUProgram(self, name, lib))
     def host_dtype(self, d) -> np.dtype: return np.dtype(np.uint32) if d is dtypes.bool else d.np
-    def run_all(self, calls:list) -> None:
-        "Launch every (program, buffers, global size) in `calls` as one command buffer, without waiting (08's graph batches)."
-        enc = self.dev.create_command_encoder()
-        for prog, bufs, gs in calls: prog.encode(enc, bufs, gs)
-        self.dev.queue.submit([enc.finish()])
+    def graph(self, calls:list):
+        "A function submitting every (program, buffers, global size) launch of `calls` as one compute pass, bound once (08's batches)."
+        bound = [(prog, prog.bind(bufs), gs) for prog, bufs, gs in calls]
+        def run():
+            enc = self.dev.create_command_encoder(); cp = enc.begin_compute_pass()
+            for prog, group, gs in bound: prog.encode(cp, group, gs)
+            cp.end(); self.dev.queue.submit([enc.finish()])
+        return run
     def __repr__(self): return f"<Device WEBGPU {self.adapter.info['device']} ({self.adapter.info['backend_type']})>"
 class _WGPUAllocator(Allocator):
     def __init__(self, d:WebGPUDevice): self.d = d
@@ -87,14 +90,16 @@ class _WGPUProgram:
         self.d = d
         module = d.dev.create_shader_module(code=lib.decode())
         self.pipeline = d.dev.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": name})
-    def encode(self, enc, bufs:list, global_size:tuple) -> None:
-        "Record this kernel's launch on `bufs` into command encoder `enc` (one compute pass)."
-        wg, group = (global_size[0] + _WG - 1) // _WG, self.d.dev.create_bind_group(layout=self.pipeline.get_bind_group_layout(0),
-            entries=[{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(bufs)])
-        cp = enc.begin_compute_pass()
-        cp.set_pipeline(self.pipeline); cp.set_bind_group(0, group); cp.dispatch_workgroups(min(wg, 65535), (wg + 65534) // 65535, 1); cp.end()
+    def bind(self, bufs:list):
+        "The bind group that gives this kernel `bufs` as its parameters."
+        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(bufs)]
+        return self.d.dev.create_bind_group(layout=self.pipeline.get_bind_group_layout(0), entries=entries)
+    def encode(self, cp, group, global_size:tuple) -> None:
+        "Record this kernel's launch with bind `group` into compute pass `cp` (each dispatch sees the writes of those before it)."
+        wg = (global_size[0] + _WG - 1) // _WG
+        cp.set_pipeline(self.pipeline); cp.set_bind_group(0, group); cp.dispatch_workgroups(min(wg, 65535), (wg + 65534) // 65535, 1)
     def __call__(self, *bufs, global_size:tuple) -> float:
-        enc = self.d.dev.create_command_encoder(); self.encode(enc, bufs, global_size)
+        enc = self.d.dev.create_command_encoder(); cp = enc.begin_compute_pass(); self.encode(cp, self.bind(bufs), global_size); cp.end()
         t0 = time.perf_counter(); self.d.dev.queue.submit([enc.finish()]); self.d.dev.queue.read_buffer(bufs[0], 0, 4)  # the read waits for it
         return time.perf_counter() - t0
 Device.register("WEBGPU", WebGPUDevice)
