@@ -240,6 +240,8 @@ def _plan(cap:_Capture, named:list[tuple[str, Tensor]], in_bufs:list[Buffer], re
             raise JitError(f"a tensor of shape {t.shape} is assigned inside the jitted function but not computed there: realize it there too")
         if id(old) in ins: raise JitError("the jitted function assigns to one of its inputs: assign to a tensor of its own instead")
     tree = _leaves(ret, leaves := [])
+    for t in leaves:  # a returned view of a realized result (say, a reshape of it) is that result
+        if id(t) not in final and id(b := _buf(t)) in alias: final[id(t)] = (t, alias[id(b)])
     if any(id(t) not in final for t in leaves):
         raise JitError("the jitted function returns a tensor no captured kernel computes (an input, or one made before the call)")
     sid, bufs = {}, []
