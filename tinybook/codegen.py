@@ -12,7 +12,7 @@ from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_r
 __all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint', 'srange',
            'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
            'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'Kernel', 'is_lane', 'is_index', 'eval_index',
-           'run_linear', 'hand_coded_opts', 'opt_actions', 'gathers', 'lane_opts', 'decompose']
+           'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base', 'interval', 'gathers', 'lane_opts', 'decompose']
 
 # %% ../nbs/04_codegen.ipynb #20209e49
 def sint(v) -> UOp: return v if isinstance(v, UOp) else UOp(Ops.CONST, dtypes.int32, (), int(v))
@@ -47,6 +47,13 @@ def _split(a:UOp, c:int) -> tuple[list, UOp]:
     "The terms of `a` that are multiples of `c`, and the sum of the others."
     ts = _terms(a)
     return [t for t in ts if _mult_of(t, c)], functools.reduce(sadd, [t for t in ts if not _mult_of(t, c)], sint(0))
+def _divmod(a:UOp, c:int) -> tuple[UOp, UOp]|None:
+    "(q, r) with `a` = q*c + r, each term's coefficient reduced mod `c` into r (so r >= 0), when `a` and its variables are >= 0 and q != 0."
+    xk = [(sint(1), t.arg) if t.op is Ops.CONST else (t.src[0], t.src[1].arg) if t.op is Ops.MUL and t.src[1].op is Ops.CONST else (t, 1)
+          for t in _terms(a)]  # term = x * k
+    if vbounds(a)[0] < 0 or any(vbounds(x)[0] < 0 for x, _ in xk) or all(0 <= k < c for _, k in xk): return None
+    qr = [(smul(x, k // c), smul(x, k % c)) for x, k in xk]
+    return functools.reduce(sadd, [q for q, _ in qr], sint(0)), functools.reduce(sadd, [r for _, r in qr], sint(0))
 def sdiv(a, c:int) -> UOp:
     a = sint(a); (lo, hi), (mult, rest) = vbounds(a), _split(sint(a), c)
     if c == 1: return a
@@ -54,6 +61,7 @@ def sdiv(a, c:int) -> UOp:
     if 0 <= lo and hi < c: return sint(0)
     if mult and 0 <= vbounds(rest)[0] and vbounds(rest)[1] < c:
         return functools.reduce(sadd, [sint(t.arg // c) if t.op is Ops.CONST else smul(t.src[0], t.src[1].arg // c) for t in mult])
+    if qr := _divmod(a, c): return sadd(qr[0], sdiv(qr[1], c))  # floor((q*c + r) / c) = q + floor(r / c)
     return UOp(Ops.IDIV, dtypes.int32, (a, sint(c)))
 def smod(a, c:int) -> UOp:
     a = sint(a); (lo, hi), (mult, rest) = vbounds(a), _split(sint(a), c)
@@ -61,6 +69,7 @@ def smod(a, c:int) -> UOp:
     if a.op is Ops.CONST: return sint(a.arg % c)
     if 0 <= lo and hi < c: return a
     if mult and vbounds(rest)[0] >= 0: return smod(rest, c)
+    if qr := _divmod(a, c): return smod(qr[1], c)
     return UOp(Ops.MOD, dtypes.int32, (a, sint(c)))
 def slt(a, b) -> UOp:
     "`a < b` as a bool expression (a constant when the bounds decide)."
@@ -69,8 +78,9 @@ def slt(a, b) -> UOp:
     return UOp(Ops.CMPLT, dtypes.bool, (a, b))
 def sand(a:UOp|None, b:UOp|None) -> UOp|None:
     "`a and b` for validity conditions, where None means always true."
-    if a is None or (a.op is Ops.CONST and a.arg): return b
-    if b is None or (b.op is Ops.CONST and b.arg): return a
+    true = lambda u: u is None or (u.op is Ops.CONST and u.arg)
+    if true(a): return None if true(b) else b
+    if true(b): return a
     return UOp(Ops.AND, dtypes.bool, (a, b))
 
 # %% ../nbs/04_codegen.ipynb #694c04b5
@@ -261,7 +271,7 @@ def run_linear(lin:list[UOp], bufs:list[np.ndarray]) -> None:
 def hand_coded_opts(k:Kernel, lanes:int=0, panel:int=1 << 20) -> list[Opt]:
     "Opts for kernel `k` chosen by the rules above; `lanes`: 32-bit values in the target's vectors (0: none), `panel`: see `lane_opts`."
     if int(os.getenv("NOOPT", "0")): return []
-    if lanes and not vectorizable(k.ast) and (opts := lane_opts(k, lanes, panel)): return opts
+    if lanes and not vectorizable(k.ast) and (opts := lane_opts(k, lanes, panel) or lanes > 4 and lane_opts(k, lanes // 2, panel)): return opts
     bcast = [a for a in k.axes("g") if k.red and any(st.views[-1].strides[a] == 0 and st.shape[a] > 1 for st in k.sts.values())]
     cands = bcast[-2:] if bcast else k.axes("g")[-1:]
     opts = [Opt("UPCAST", a, 4) for a in cands if k.full_shape[a] % 4 == 0 and k.full_shape[a]]
@@ -278,23 +288,36 @@ def _fits(k:Kernel, o:Opt) -> bool:
     except KernelOptError: return False
 
 # %% ../nbs/04_codegen.ipynb #45f026fc
-def gathers(k:Kernel, a:int, lanes:int) -> tuple[int, int]:
-    "The loads and the stores of `k` that would gather (neither walk axis `a` with stride 1 nor stay put) if it became `lanes` lanes."
+def lane_base(idx:UOp, lane:UOp) -> UOp|None:
+    "`idx` without the lane if the lane is one of its terms (stride 1) and in no other: then the lanes are contiguous."
+    ts = _terms(idx)
+    return functools.reduce(sadd, [t for t in ts if t is not lane], sint(0)) if [t for t in ts if lane in t.toposort] == [lane] else None
+def interval(valid:UOp|None, r:UOp) -> bool:
+    "Is `valid` true on one interval of `r`'s values: an AND of comparisons whose sides hold `r` as a term of its own, or not at all?"
+    return valid is None or all(u.op is Ops.AND or (u.op is Ops.CMPLT and all(r not in s.toposort or lane_base(s, r) is not None for s in u.src))
+                                for u in valid.toposort if u.dtype is dtypes.bool and r in u.toposort)
+def _ranges(k:Kernel) -> list[UOp]: return [srange(f"a{i}", n) for i, n in enumerate(k.full_shape)]
+def gathers(k:Kernel, a:int) -> tuple[int, int]:
+    "The loads and the stores of `k` that would gather if axis `a` became lanes: their index neither stays put nor walks `a` with stride 1."
     def gather(st:ShapeTracker) -> bool:
-        v, n = st.views[-1], st.shape[a]
-        aligned = not v.mask or v.mask[a][0] % lanes == v.mask[a][1] % n % lanes == 0  # a split keeps the mask on the outer part
-        return not (v.strides[a] == 0 or v.strides[a] == 1 and len(st.views) == 1 and aligned)
+        idx, valid = st_index(st, rs := _ranges(k))
+        return not ((rs[a] not in idx.toposort or lane_base(idx, rs[a]) is not None) and interval(valid, rs[a]))
     return tuple(sum(gather(st) for u, st in k.sts.items() if u.op is op) for op in (Ops.LOAD, Ops.STORE))
 def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
     "Lanes on an axis no load gathers on; in reduce kernels also register tiles and cache blocks of the reused operand of `panel` bytes."
-    g = {a: gathers(k, a, lanes) for a in k.axes("gr") if k.full_shape[a] and k.full_shape[a] % lanes == 0}
+    g = {a: gathers(k, a) for a in k.axes("gr") if k.full_shape[a] and k.full_shape[a] % lanes == 0}
     if not (cands := [a for a, (ld, st) in g.items() if ld == 0 and (st == 0 or k.red is not None)]): return []  # a reduce's store is rare
     a = min(cands, key=lambda a: (k.types[a] != "g", k.red is not None and k.full_shape[a] // lanes % 2, g[a][1], -a))  # see above
     k = Kernel(k.ast, [Opt("VECTOR" if k.types[a] == "g" else "VREDUCE", a, lanes)])
     if k.red is None: return k.opts
-    bcast = [b for b in k.axes("g") if any(st.views[-1].strides[b] == 0 for u, st in k.sts.items() if u.op is Ops.LOAD)]
-    out_lanes = k.types[a + 1] == "v"
-    ups = [(a, 2)] + [(b, 8) for b in bcast if b != a][-1:] if out_lanes else list(zip(bcast[-2:], (8, 2) if len(bcast) > 1 else (4,)))
+    rs, out_lanes = _ranges(k), k.types[a + 1] == "v"
+    idx = [st_index(st, rs)[0] for u, st in k.sts.items() if u.op is Ops.LOAD]
+    vec = [i for i in idx if rs[a + 1] in i.toposort]  # the loads that are vectors
+    bcast = [b for b in k.axes("g") if any(rs[b] not in i.toposort for i in idx)]  # some load stays put along b
+    rows = [b for b in bcast if b != a and not any(rs[b] in i.toposort for i in vec)][-1:]  # every vector is reused along b
+    if out_lanes and k.full_shape[a] % 2:  # an odd number of vectors: two rows of the next axis the vectors walk instead
+        ups = [(b, 2) for b in k.axes("g") if b not in rows and b != a and any(rs[b] in i.toposort for i in vec)][-1:] + [(b, 8) for b in rows]
+    else: ups = [(a, 2)] + [(b, 8) for b in rows] if out_lanes else list(zip(bcast[-2:], (8, 2) if len(bcast) > 1 else (4,)))
     for b, n in sorted(ups, reverse=True):  # the last axis first, so the earlier ones keep their numbers
         while n > 1 and not _fits(k, Opt("UPCAST", b, n)): n //= 2
         if n > 1: k.apply_opt(Opt("UPCAST", b, n))

@@ -4,14 +4,14 @@
 
 # %% ../nbs/04a_renderer.ipynb #c232571b
 from __future__ import annotations
-import math, functools
+import math
 from .tensor import UOp, Ops, GroupOp, DType, dtypes
-from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, _terms, is_lane
+from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base, interval
 
 # %% auto #0
 __all__ = ['c_types', 'C_INCLUDES', 'C_BF16', 'c_const', 'c_alu', 'c_index', 'c_bitcast_bf16', 'vtype', 'vbroadcast',
-           'lane_values', 'lane_base', 'at_lane', 'vector_load', 'vector_store', 'vector_alu', 'hred_name',
-           'vector_prelude', 'outer_loop', 'Renderer', 'CRenderer']
+           'lane_values', 'at_lane', 'vector_load', 'vector_store', 'vector_alu', 'hred_name', 'vector_prelude',
+           'outer_loop', 'Renderer', 'CRenderer']
 
 # %% ../nbs/04a_renderer.ipynb #510e322c
 c_types = {dtypes.bool: "bool", dtypes.int8: "int8_t", dtypes.uint8: "uint8_t", dtypes.int16: "int16_t", dtypes.uint16: "uint16_t",
@@ -60,7 +60,7 @@ def c_bitcast_bf16(u:UOp, a:str) -> str:
 
 # %% ../nbs/04a_renderer.ipynb #b83dc856
 def vtype(d:DType) -> str: return "v" + c_types[dtypes.int32 if d is dtypes.bool else d]  # a bool lane is a mask in an int32
-def vbroadcast(x:str, d:DType) -> str: return f"(({vtype(d)}){{}}-({x}))" if d is dtypes.bool else f"(({vtype(d)}){{}}+({x}))"
+def vbroadcast(x:str, d:DType) -> str: return f"(({vtype(d)}){{}}-(int32_t)({x}))" if d is dtypes.bool else f"(({vtype(d)}){{}}+({x}))"
 def lane_values(lin:list[UOp]) -> tuple[UOp|None, set]:
     "The lanes of linear program `lin` (a `RANGE`, or None) and the UOps whose values differ between lanes (accumulators included)."
     lane, vec = next((u for u in lin if is_lane(u)), None), set()
@@ -69,10 +69,6 @@ def lane_values(lin:list[UOp]) -> tuple[UOp|None, set]:
         srcs = u.src[0].src if u.op is Ops.DEFINE_ACC else () if u.op is Ops.REDUCE and lane in u.src else u.src
         if u is lane or any(s in vec for s in srcs): vec.add(u)
     return lane, vec
-def lane_base(idx:UOp, lane:UOp) -> UOp|None:
-    "`idx` without the lane if the lane is one of its terms (stride 1) and in no other: then the lanes are contiguous."
-    ts = _terms(idx)
-    return functools.reduce(sadd, [t for t in ts if t is not lane], sint(0)) if [t for t in ts if lane in t.toposort] == [lane] else None
 def at_lane(u:UOp, lane:UOp, l:int) -> UOp:
     "Index expression `u` at lane `l`, simplified."
     if u is lane or not u.src: return sint(l) if u is lane else u
@@ -82,14 +78,16 @@ def at_lane(u:UOp, lane:UOp, l:int) -> UOp:
 
 # %% ../nbs/04a_renderer.ipynb #1705138d
 def vector_load(u:UOp, lane:UOp, ex) -> str:
-    "C for a `LOAD` whose value differs between lanes: contiguous if it can be (and its validity is the same for all lanes), else a gather."
+    "C for a `LOAD` whose value differs between lanes: contiguous if it can be (where every lane is valid), else a gather."
     buf, idx, valid, T = f"data{u.src[0].arg}", u.src[1], u.src[2] if len(u.src) > 2 else None, vtype(u.dtype)
-    if (base := lane_base(idx, lane)) is not None and (valid is None or lane not in valid.toposort):
-        val = f"({{{T} t; __builtin_memcpy(&t, {buf}+{ex(base)}, sizeof(t)); t;}})"
-        return val if valid is None else f"({ex(valid)}?{val}:({T}){{}})"
     at = lambda x, l: ex(at_lane(x, lane, l))
     one = lambda l: f"{buf}[{at(idx, l)}]" if valid is None else f"({at(valid, l)}?{buf}[{at(idx, l)}]:0)"
-    return f"(({T}){{{', '.join(one(l) for l in range(lane.arg[1]))}}})"
+    gather = f"(({T}){{{', '.join(one(l) for l in range(lane.arg[1]))}}})"
+    if (base := lane_base(idx, lane)) is None or not interval(valid, lane): return gather
+    val = f"({{{T} t; __builtin_memcpy(&t, {buf}+{ex(base)}, sizeof(t)); t;}})"
+    if valid is None: return val
+    if lane not in valid.toposort: return f"({ex(valid)}?{val}:({T}){{}})"
+    return f"(({at(valid, 0)})&&({at(valid, lane.arg[1] - 1)})?{val}:{gather})"  # valid on an interval: both ends valid, all valid
 def vector_store(u:UOp, lane:UOp, vec:set, ex) -> str:
     "C for a `STORE` to lane-dependent addresses: one contiguous store, or a store per lane."
     buf, idx, val = f"data{u.src[0].arg}", u.src[1], u.src[2]
