@@ -48,12 +48,12 @@ def _split(a:UOp, c:int) -> tuple[list, UOp]:
     ts = _terms(a)
     return [t for t in ts if _mult_of(t, c)], functools.reduce(sadd, [t for t in ts if not _mult_of(t, c)], sint(0))
 def _divmod(a:UOp, c:int) -> tuple[UOp, UOp]|None:
-    "(q, r) with `a` = q*c + r, each term's coefficient reduced mod `c` into r (so r >= 0), when `a` and its variables are >= 0 and q != 0."
+    "(q, r) with `a` = q*c + r, each coefficient k split as floor(k/c)*c + (k mod c in [0, c)), when `a` and its variables are >= 0 and q != 0."
     xk = [(sint(1), t.arg) if t.op is Ops.CONST else (t.src[0], t.src[1].arg) if t.op is Ops.MUL and t.src[1].op is Ops.CONST else (t, 1)
           for t in _terms(a)]  # term = x * k
     if vbounds(a)[0] < 0 or any(vbounds(x)[0] < 0 for x, _ in xk) or all(0 <= k < c for _, k in xk): return None
-    qr = [(smul(x, k // c), smul(x, k % c)) for x, k in xk]
-    return functools.reduce(sadd, [q for q, _ in qr], sint(0)), functools.reduce(sadd, [r for _, r in qr], sint(0))
+    q, r = (functools.reduce(sadd, ts, sint(0)) for ts in zip(*[(smul(x, k // c), smul(x, k % c)) for x, k in xk]))
+    return None if vbounds(r)[1] >= 2**31 else (q, r)  # r is int32 arithmetic too
 def sdiv(a, c:int) -> UOp:
     a = sint(a); (lo, hi), (mult, rest) = vbounds(a), _split(sint(a), c)
     if c == 1: return a
@@ -78,9 +78,8 @@ def slt(a, b) -> UOp:
     return UOp(Ops.CMPLT, dtypes.bool, (a, b))
 def sand(a:UOp|None, b:UOp|None) -> UOp|None:
     "`a and b` for validity conditions, where None means always true."
-    true = lambda u: u is None or (u.op is Ops.CONST and u.arg)
-    if true(a): return None if true(b) else b
-    if true(b): return a
+    if a is None or (a.op is Ops.CONST and a.arg): return b
+    if b is None or (b.op is Ops.CONST and b.arg): return a
     return UOp(Ops.AND, dtypes.bool, (a, b))
 
 # %% ../nbs/04_codegen.ipynb #694c04b5
@@ -298,10 +297,10 @@ def interval(valid:UOp|None, r:UOp) -> bool:
                                 for u in valid.toposort if u.dtype is dtypes.bool and r in u.toposort)
 def _ranges(k:Kernel) -> list[UOp]: return [srange(f"a{i}", n) for i, n in enumerate(k.full_shape)]
 def gathers(k:Kernel, a:int) -> tuple[int, int]:
-    "The loads and the stores of `k` that would gather if axis `a` became lanes: their index neither stays put nor walks `a` with stride 1."
+    "The loads and stores of `k` that would gather if axis `a` became lanes: not staying put, nor walking `a` with stride 1 (valid on an interval)."
     def gather(st:ShapeTracker) -> bool:
-        idx, valid = st_index(st, rs := _ranges(k))
-        return not ((rs[a] not in idx.toposort or lane_base(idx, rs[a]) is not None) and interval(valid, rs[a]))
+        idx, valid = st_index(st, rs := _ranges(k)); r = rs[a]
+        return not (r not in idx.toposort and (valid is None or r not in valid.toposort) or lane_base(idx, r) is not None and interval(valid, r))
     return tuple(sum(gather(st) for u, st in k.sts.items() if u.op is op) for op in (Ops.LOAD, Ops.STORE))
 def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
     "Lanes on an axis no load gathers on; in reduce kernels also register tiles and cache blocks of the reused operand of `panel` bytes."
