@@ -122,11 +122,17 @@ def _apply(self, op:Ops, *src:Tensor, dtype=None, arg=None) -> Tensor:
     return Tensor(UOp(op, dtype or (src[-1] if src else self).dtype, (self.uop,) + tuple(s.uop for s in src), arg))
 @patch_to(Tensor)
 def _expand_to(self, shape:tuple) -> Tensor:
-    return self if self.shape == shape else self.reshape((1,) * (len(shape) - self.ndim) + self.shape).expand(shape)  # most operands fit already
+    "`self` broadcast to `shape` (which callers have checked): the nodes `reshape(...).expand(shape)` builds, without their checks."
+    if (cur := self.shape) == shape: return self  # most operands fit already
+    u = self.uop if len(cur) == len(shape) else UOp(Ops.RESHAPE, self.dtype, (self.uop,), cur := (1,) * (len(shape) - len(cur)) + cur)
+    return Tensor(u if cur == shape else UOp(Ops.EXPAND, self.dtype, (u,), shape))
 @patch_to(Tensor)
 def _broadcasted(self, y, reverse=False) -> tuple[Tensor, Tensor]:
     "`self` and `y` made one dtype, one shape and checked to be on one device; swapped if `reverse`."
-    if not isinstance(y, Tensor): y = Tensor(v := _scalar(y), self.device, _weak_dtype(v, self.dtype))
+    if not isinstance(y, Tensor):  # a Python number: its weak dtype is the result's, and it broadcasts to any shape
+        x = self.cast(d := _weak_dtype(v := _scalar(y), self.dtype))
+        y = Tensor(UOp.const(d, v, self.device))._expand_to(x.shape)
+        return (y, x) if reverse else (x, y)
     if self.device != y.device: raise ValueError(f"tensors are on different devices, {self.device} and {y.device}: move one with .to()")
     d, shape = least_upper_dtype(self.dtype, y.dtype), broadcast_shape(self.shape, y.shape)
     x, y = self.cast(d)._expand_to(shape), y.cast(d)._expand_to(shape)

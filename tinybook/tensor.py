@@ -168,16 +168,18 @@ def new_buffer(device:str, size:int, dtype:DType, data=None) -> UOp:
 
 # %% ../nbs/00_tensor.ipynb #a6cad915
 @patch_to(UOp)
-@cached_property
+@property
 def toposort(self) -> list[UOp]:
-    "Every node reachable from `self`, each after its sources."
-    out, seen, stack = [], set(), [(self, False)]
-    while stack:
-        u, done = stack.pop()
-        if done: out.append(u); continue
-        if u in seen: continue
-        seen.add(u); stack.append((u, True)); stack.extend((s, False) for s in reversed(u.src))
-    return out
+    "Every node reachable from `self`, each after its sources (a new list; only the ancestors are kept on the node)."
+    if "ancestors" not in self.__dict__:
+        out, seen, stack = [], set(), [(self, False)]
+        while stack:
+            u, done = stack.pop()
+            if done: out.append(u); continue
+            if u in seen: continue
+            seen.add(u); stack.append((u, True)); stack.extend((s, False) for s in reversed(u.src))
+        self.__dict__["ancestors"] = out[:-1]
+    return self.__dict__["ancestors"] + [self]
 @patch_to(UOp)
 def __repr__(self, d=0) -> str:
     s = f"{'  '*d}UOp({self.op}, {self.dtype}, arg={self.arg!r}" + (", src=(\n" if self.src else ")")

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/04b_cpu.ipynb #bf22d94d
 from __future__ import annotations
-import os, json, math, time, ctypes, functools, shutil, signal, hashlib, warnings, subprocess, tempfile, numpy as np
+import os, json, math, time, ctypes, weakref, functools, shutil, signal, hashlib, warnings, subprocess, tempfile, numpy as np
 from pathlib import Path
 from types import SimpleNamespace
 from concurrent.futures import ThreadPoolExecutor
@@ -15,9 +15,10 @@ from ..codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, 
 from ..renderer import CRenderer, outer_loop
 
 # %% auto #0
-__all__ = ['CFLAGS', 'CHECK_POINTS', 'kernel_runners', 'capturing', 'cache_dir', 'c_compiler', 'host_panel', 'host_lanes',
-           'compile_c', 'CPUProgram', 'GlobalCounters', 'kernel_ops', 'count', 'check_opts', 'beam_search',
-           'host_array', 'from_host', 'run_kernel_c', 'run_kernel_python', 'run_backend']
+__all__ = ['CFLAGS', 'THREAD_WORK', 'CHECK_POINTS', 'POOL_BYTES', 'POOL_MIN', 'kernel_runners', 'capturing', 'cache_dir',
+           'c_compiler', 'host_panel', 'host_lanes', 'compile_c', 'CPUProgram', 'GlobalCounters', 'kernel_ops', 'count',
+           'check_opts', 'beam_search', 'host_empty', 'host_array', 'from_host', 'run_kernel_c', 'run_kernel_python',
+           'run_backend']
 
 # %% ../../nbs/04b_cpu.ipynb #62f38a93
 CFLAGS = ["-O2", "-march=native", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Werror",
@@ -100,7 +101,9 @@ def _compile(ast:UOp, opts:list[Opt], renderer) -> tuple:
     lanes = k.lane_axis() is not None  # vector code: transcendentals as polynomials, multiply-adds fused
     src = renderer.render(name, lin := k.linearize(renderer.lane_supported if lanes else renderer.supported))
     n = outer_loop(lin).arg[1] if outer_loop(lin) else 1
-    return name, src, CPUProgram(name, compile_c(src, name, ("-ffp-contract=fast",) * lanes)), n, 2 if math.prod(k.full_shape) >= 65536 else 1
+    threads = 2 if kernel_ops(ast) + math.prod(k.full_shape) >= THREAD_WORK else 1
+    return name, src, CPUProgram(name, compile_c(src, name, ("-ffp-contract=fast",) * lanes)), n, threads
+THREAD_WORK = 1 << 23  # ops + loop points from which a kernel splits between two threads: waking one costs ~60 us here (measured)
 CHECK_POINTS = 1 << 22  # loop points 03's executor checks in memory; a bigger kernel is checked against itself compiled without opts
 def check_opts(ast:UOp, opts:list[Opt], arrays:list[np.ndarray], renderer) -> None:
     "Run `ast` with `opts` on `arrays` (outputs first) and compare its outputs with 03's numpy executor (01's rules), see `CHECK_POINTS`."
@@ -135,10 +138,23 @@ def beam_search(ast:UOp, arrays:list[np.ndarray], width:int, renderer=CRenderer(
 
 # %% ../../nbs/04b_cpu.ipynb #9fea07e0
 _programs: dict[UOp, tuple] = {}  # kernel AST -> (name, source, program, outer loop size, threads)
+POOL_BYTES, POOL_MIN = 1 << 29, 1 << 16  # the most bytes kept for reuse; smaller arrays come from malloc
+_free: dict[int, list[np.ndarray]] = {}  # bytes -> memory no array uses any more
+_kept = [0]  # bytes in _free
+def _give_back(raw:np.ndarray) -> None:
+    if _kept[0] + raw.nbytes <= POOL_BYTES: _free.setdefault(raw.nbytes, []).append(raw); _kept[0] += raw.nbytes
+def host_empty(n:int, dt) -> np.ndarray:
+    "A new array of `n` elements of numpy dtype `dt`, on memory a dead array of the same size left, when there is some."
+    if (nbytes := n * np.dtype(dt).itemsize) < POOL_MIN: return np.empty(n, dt)
+    if _free.get(nbytes): raw = _free[nbytes].pop(); _kept[0] -= nbytes
+    else: raw = np.empty(nbytes, np.uint8)
+    lease = (ctypes.c_char * nbytes).from_buffer(raw)  # the array and every view of it keep `lease` alive
+    weakref.finalize(lease, _give_back, raw)
+    return np.frombuffer(lease, dt)
 def host_array(b, out:bool, dt=None) -> np.ndarray:
     "Buffer `b` as a kernel sees it: a new array if it is an output; bfloat16 as its 16 bits, else as numpy dtype `dt` (its own)."
-    if b.dtype is dtypes.bfloat16: return np.empty(b.size, np.uint16) if out else f32_to_bf16(b.data)
-    return np.empty(b.size, dt or b.dtype.np) if out else np.ascontiguousarray(b.data, dt or b.dtype.np)
+    if b.dtype is dtypes.bfloat16: return host_empty(b.size, np.uint16) if out else f32_to_bf16(b.data)
+    return host_empty(b.size, dt or b.dtype.np) if out else np.ascontiguousarray(b.data, dt or b.dtype.np)
 def from_host(b, a:np.ndarray) -> None:
     "Store a kernel's output array `a` (as `host_array` made it) in buffer `b`."
     b.data = bf16_to_f32(a) if b.dtype is dtypes.bfloat16 else a.astype(b.dtype.np, copy=False)
