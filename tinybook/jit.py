@@ -101,7 +101,7 @@ class _CPUBatch:
             if s in fixed: self.b[s] = bufs[s].data.ctypes.data  # intermediates only CPU kernels write never move
         self.nth, self.st = max(c[4] for c in st["calls"]), st
     def __call__(self):
-        for s in self.new: self.bufs[s].data = np.empty(self.bufs[s].size, self.bufs[s].dtype.np)
+        for s in self.new: self.bufs[s].data = cpu.host_empty(self.bufs[s].size, self.bufs[s].dtype.np)
         keep = [host_array(self.bufs[s], False) for s in self.fresh]
         for s, a in zip(self.fresh, keep): self.b[s] = a.ctypes.data
         bar, t0 = (ctypes.c_int * 2)(), time.perf_counter()
