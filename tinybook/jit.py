@@ -105,7 +105,7 @@ class _CPUBatch:
         keep = [host_array(self.bufs[s], False) for s in self.fresh]
         for s, a in zip(self.fresh, keep): self.b[s] = a.ctypes.data
         bar, t0 = (ctypes.c_int * 2)(), time.perf_counter()
-        futs = [cpu._pool(self.nth - 1).submit(self.fxn, self.f, self.b, p, bar) for p in range(1, self.nth)]
+        futs = [cpu._pool(self.nth - 1).submit(lambda p, _keep=keep: self.fxn(self.f, self.b, p, bar), p) for p in range(1, self.nth)]
         self.fxn(self.f, self.b, 0, bar); [f.result() for f in futs]
         _count("CPU", len(self.f), self.st["ops"], self.st["mem"], time.perf_counter() - t0)
 class _DeviceBatch:

@@ -61,7 +61,8 @@ class CPUProgram:
         t0 = time.perf_counter()
         if len(parts) == 1: self.fxn(*ptrs, ctypes.c_int(0), ctypes.c_int(n))
         else:  # this thread runs the first part while the pool runs the others
-            futs = [_pool(len(parts) - 1).submit(self.fxn, *ptrs, ctypes.c_int(a), ctypes.c_int(b)) for a, b in parts[1:]]
+            run = lambda a, b, _keep=arrays: self.fxn(*ptrs, ctypes.c_int(a), ctypes.c_int(b))  # the arrays live while it runs
+            futs = [_pool(len(parts) - 1).submit(run, a, b) for a, b in parts[1:]]
             self.fxn(*ptrs, ctypes.c_int(parts[0][0]), ctypes.c_int(parts[0][1])); [f.result() for f in futs]
         return time.perf_counter() - t0
     def _check(self, ptrs:list, n:int) -> None:
@@ -142,14 +143,15 @@ POOL_BYTES, POOL_MIN = 1 << 29, 1 << 16  # the most bytes kept for reuse; smalle
 _free: dict[int, list[np.ndarray]] = {}  # bytes -> memory no array uses any more
 _kept = [0]  # bytes in _free
 def _give_back(raw:np.ndarray) -> None:
-    if _kept[0] + raw.nbytes <= POOL_BYTES: _free.setdefault(raw.nbytes, []).append(raw); _kept[0] += raw.nbytes
+    if _kept[0] + raw.nbytes > POOL_BYTES: _free.clear(); _kept[0] = 0  # full: start over (sizes no longer asked for go)
+    _free.setdefault(raw.nbytes, []).append(raw); _kept[0] += raw.nbytes
 def host_empty(n:int, dt) -> np.ndarray:
     "A new array of `n` elements of numpy dtype `dt`, on memory a dead array of the same size left, when there is some."
     if (nbytes := n * np.dtype(dt).itemsize) < POOL_MIN: return np.empty(n, dt)
     if _free.get(nbytes): raw = _free[nbytes].pop(); _kept[0] -= nbytes
     else: raw = np.empty(nbytes, np.uint8)
     lease = (ctypes.c_char * nbytes).from_buffer(raw)  # the array and every view of it keep `lease` alive
-    weakref.finalize(lease, _give_back, raw)
+    weakref.finalize(lease, _give_back, raw).atexit = False  # at exit, live arrays may still use it
     return np.frombuffer(lease, dt)
 def host_array(b, out:bool, dt=None) -> np.ndarray:
     "Buffer `b` as a kernel sees it: a new array if it is an output; bfloat16 as its 16 bits, else as numpy dtype `dt` (its own)."
