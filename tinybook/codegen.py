@@ -12,7 +12,8 @@ from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_r
 __all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint', 'srange',
            'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
            'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'Kernel', 'is_lane', 'is_index', 'eval_index',
-           'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base', 'interval', 'gathers', 'lane_opts', 'decompose']
+           'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base', 'interval', 'indexes', 'gathers', 'lane_opts',
+           'decompose']
 
 # %% ../nbs/04_codegen.ipynb #20209e49
 def sint(v) -> UOp: return v if isinstance(v, UOp) else UOp(Ops.CONST, dtypes.int32, (), int(v))
@@ -271,7 +272,8 @@ def hand_coded_opts(k:Kernel, lanes:int=0, panel:int=1 << 20) -> list[Opt]:
     "Opts for kernel `k` chosen by the rules above; `lanes`: 32-bit values in the target's vectors (0: none), `panel`: see `lane_opts`."
     if int(os.getenv("NOOPT", "0")): return []
     if lanes and not vectorizable(k.ast) and (opts := lane_opts(k, lanes, panel) or lanes > 4 and lane_opts(k, lanes // 2, panel)): return opts
-    bcast = [a for a in k.axes("g") if k.red and any(st.views[-1].strides[a] == 0 and st.shape[a] > 1 for st in k.sts.values())]
+    rs, accs = indexes(k)
+    bcast = [a for a in k.axes("g") if k.red and any(rs[a] not in i.toposort for _, i, _ in accs)]
     cands = bcast[-2:] if bcast else k.axes("g")[-1:]
     opts = [Opt("UPCAST", a, 4) for a in cands if k.full_shape[a] % 4 == 0 and k.full_shape[a]]
     return [Opt(o.op, o.axis + sum(p.axis < o.axis for p in opts[:i]), o.amt) for i, o in enumerate(opts)]  # each split shifts the axes after it
@@ -295,22 +297,25 @@ def interval(valid:UOp|None, r:UOp) -> bool:
     "Is `valid` true on one interval of `r`'s values: an AND of comparisons whose sides hold `r` as a term of its own, or not at all?"
     return valid is None or all(u.op is Ops.AND or (u.op is Ops.CMPLT and all(r not in s.toposort or lane_base(s, r) is not None for s in u.src))
                                 for u in valid.toposort if u.dtype is dtypes.bool and r in u.toposort)
-def _ranges(k:Kernel) -> list[UOp]: return [srange(f"a{i}", n) for i, n in enumerate(k.full_shape)]
-def gathers(k:Kernel, a:int) -> tuple[int, int]:
-    "The loads and stores of `k` that would gather if axis `a` became lanes: not staying put, nor walking `a` with stride 1 (valid on an interval)."
-    def gather(st:ShapeTracker) -> bool:
-        idx, valid = st_index(st, rs := _ranges(k)); r = rs[a]
-        return not (r not in idx.toposort and (valid is None or r not in valid.toposort) or lane_base(idx, r) is not None and interval(valid, r))
-    return tuple(sum(gather(st) for u, st in k.sts.items() if u.op is op) for op in (Ops.LOAD, Ops.STORE))
+def indexes(k:Kernel) -> tuple[list[UOp], list[tuple]]:
+    "The axes of `k` as loop ranges, and every load and store of it as (op, index, validity) over them."
+    rs = [srange(f"a{i}", n) for i, n in enumerate(k.full_shape)]
+    return rs, [(u.op, *st_index(st, rs)) for u, st in k.sts.items() if u.op in (Ops.LOAD, Ops.STORE)]
+def gathers(accs:list[tuple], r:UOp) -> tuple[int, int]:
+    "The loads and stores in `accs` (see `indexes`) that would gather if range `r` became lanes: neither staying put nor walking `r` with stride 1."
+    gather = lambda idx, valid: not (r not in idx.toposort and (valid is None or r not in valid.toposort) or
+                                     lane_base(idx, r) is not None and interval(valid, r))
+    return tuple(sum(gather(i, v) for o, i, v in accs if o is op) for op in (Ops.LOAD, Ops.STORE))
 def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
     "Lanes on an axis no load gathers on; in reduce kernels also register tiles and cache blocks of the reused operand of `panel` bytes."
-    g = {a: gathers(k, a) for a in k.axes("gr") if k.full_shape[a] and k.full_shape[a] % lanes == 0}
+    rs, accs = indexes(k)
+    g = {a: gathers(accs, rs[a]) for a in k.axes("gr") if k.full_shape[a] and k.full_shape[a] % lanes == 0}
     if not (cands := [a for a, (ld, st) in g.items() if ld == 0 and (st == 0 or k.red is not None)]): return []  # a reduce's store is rare
     a = min(cands, key=lambda a: (k.types[a] != "g", k.red is not None and k.full_shape[a] // lanes % 2, g[a][1], -a))  # see above
     k = Kernel(k.ast, [Opt("VECTOR" if k.types[a] == "g" else "VREDUCE", a, lanes)])
     if k.red is None: return k.opts
-    rs, out_lanes = _ranges(k), k.types[a + 1] == "v"
-    idx = [st_index(st, rs)[0] for u, st in k.sts.items() if u.op is Ops.LOAD]
+    (rs, accs), out_lanes = indexes(k), k.types[a + 1] == "v"
+    idx = [i for o, i, _ in accs if o is Ops.LOAD]
     vec = [i for i in idx if rs[a + 1] in i.toposort]  # the loads that are vectors
     bcast = [b for b in k.axes("g") if any(rs[b] not in i.toposort for i in idx)]  # some load stays put along b
     rows = [b for b in bcast if b != a and not any(rs[b] in i.toposort for i in vec)][-1:]  # every vector is reused along b
