@@ -5,3 +5,4 @@ import tinybook.runtime.cpu, tinybook.device, tinybook.runtime.cl, tinybook.runt
 from tinybook import nn
 import tinybook.nn.state, tinybook.nn.optim  # noqa: E401
 from tinybook.jit import TinyJit, Variable  # noqa: F401
+from tinybook.runtime.cpu import GlobalCounters  # noqa: F401

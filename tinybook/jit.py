@@ -81,7 +81,7 @@ def batch_src(calls:list[tuple[list[int], int, int]]) -> str:
         if i and nth > 1 and max(t, calls[i - 1][2]) > 1: lines.append(f"  jit_sync(bar, {nth}, &sense);")
         lines.append(f"  if (part < {t}) ((k{len(slots)})f[{i}])({''.join(f'b[{s}], ' for s in slots)}{n} * part / {t}, {n} * (part + 1) / {t});")
     types = "".join(f"typedef void (*k{a})({'void*, ' * a}int, int);\n" for a in sorted({len(s) for s, *_ in calls}))
-    return (f"#include <sched.h>\n{types}{BARRIER * (nth > 1)}void batch(void **f, void **b, int part, int *bar) {{\n"
+    return (f"#include <sched.h>\n{types}{BARRIER * any('jit_sync' in ln for ln in lines)}void batch(void **f, void **b, int part, int *bar) {{\n"
             "  int sense = 0; (void)sense; (void)bar;\n" + "\n".join(lines) + "\n}\n")
 
 # %% ../nbs/08_jit.ipynb #ddf480e9
@@ -186,7 +186,7 @@ class CapturedJit:
 def _kernel_call(si, dev:str) -> tuple|None:
     "How a batch runs kernel `si`: (library, name, outer loop size, threads), or None when it cannot (the kernel then runs on its own)."
     if os.getenv("JIT") == "2": return None
-    if dev == "CPU" and (p := cpu._programs.get(si.ast)) and all(b.dtype.name != "bfloat16" for b in si.bufs):
+    if dev == "CPU" and (p := cpu._programs.get((si.ast, cpu.host_lanes()))) and all(b.dtype.name != "bfloat16" for b in si.bufs):
         name, _, prog, n, threads = p; return prog.lib, name, n, max(1, min(threads, n))
     if dev in Device.makers and (p := device._programs.get((dev, si.ast, ()))) and not Device[dev].images(si.ast, si.bufs):
         name, src, _, n = p; return Device[dev].compiler.compile(src), name, n, 1  # the disk cache's binary

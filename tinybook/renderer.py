@@ -9,7 +9,7 @@ from .tensor import UOp, Ops, GroupOp, DType, dtypes
 from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base, interval
 
 # %% auto #0
-__all__ = ['c_types', 'C_INCLUDES', 'C_BF16', 'c_const', 'c_alu', 'c_index', 'c_bitcast_bf16', 'vtype', 'vbroadcast',
+__all__ = ['c_types', 'C_INCLUDES', 'C_F16', 'C_BF16', 'c_const', 'c_alu', 'c_index', 'c_bitcast_bf16', 'vtype', 'vbroadcast',
            'lane_values', 'at_lane', 'vector_load', 'vector_store', 'vector_alu', 'hred_name', 'vector_prelude',
            'outer_loop', 'Renderer', 'CRenderer']
 
@@ -18,6 +18,7 @@ c_types = {dtypes.bool: "bool", dtypes.int8: "int8_t", dtypes.uint8: "uint8_t", 
            dtypes.int32: "int32_t", dtypes.uint32: "uint32_t", dtypes.int64: "int64_t", dtypes.uint64: "uint64_t", dtypes.float32: "float",
            dtypes.float64: "double", dtypes.float16: "_Float16", dtypes.bfloat16: "float"}  # bfloat16 values compute as float, rounded
 C_INCLUDES = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"
+C_F16 = "#ifndef __FLT16_MAX__\n#define _Float16 __fp16\n#endif\n"  # a compiler without _Float16 (clang 14 on x86): the storage type
 C_BF16 = """static inline float bf2f(uint16_t b) { uint32_t u = (uint32_t)b << 16; float f; __builtin_memcpy(&f, &u, 4); return f; }
 static inline uint16_t f2bf(float f) {
   uint32_t u; __builtin_memcpy(&u, &f, 4);
@@ -48,11 +49,14 @@ def c_alu(op:Ops, d:DType, a:list[str]) -> str:
     sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>"}[op]
     return f"({a[0]}{sym}{a[1]})"
 def c_index(u:UOp, const=c_const, lanes:bool=False) -> str:
-    "C for an index expression (or a constant, printed by `const`); with `lanes`, one whose value is a vector (`&` for `&&`)."
+    "C for an index expression (or a constant, printed by `const`); with `lanes`, one whose value is a vector (a bool: a mask, `&` for `&&`)."
     if u.op is Ops.CONST: return const(u.arg, u.dtype)
     if u.op is Ops.RANGE: return u.arg[0]
+    vs = [lanes and any(map(is_lane, s.toposort)) for s in u.src]  # which operands are vectors
+    a = [c_index(s, const, v) for s, v in zip(u.src, vs)]
+    if lanes and u.op is Ops.AND: a = [x if v else f"-(int32_t){x}" for x, v in zip(a, vs)]  # a scalar test is 0 or 1, a mask 0 or -1
     sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<", Ops.AND: "&" if lanes else "&&"}[u.op]
-    return f"({c_index(u.src[0], const, lanes)}{sym}{c_index(u.src[1], const, lanes)})"
+    return f"({a[0]}{sym}{a[1]})"
 def c_bitcast_bf16(u:UOp, a:str) -> str:
     "BITCAST to or from bfloat16, whose C values are floats holding the bfloat16's value."
     if u.dtype is dtypes.bfloat16: return f"bf2f((uint16_t){a})"
@@ -136,7 +140,8 @@ class CRenderer(Renderer):
     def decl(self, d:DType, name:str, code:str, mutable:bool=False) -> str: return f"{c_types[d]} {name} = {code};"
     def load(self, u:UOp, idx:str) -> str: return f"bf2f(data{u.src[0].arg}[{idx}])" if u.dtype is dtypes.bfloat16 else f"data{u.src[0].arg}[{idx}]"
     def store(self, u:UOp, idx:str, val:str) -> str: return f"data{u.src[0].arg}[{idx}] = {'f2bf' * (u.src[2].dtype is dtypes.bfloat16)}({val});"
-    def prelude(self, lin:list[UOp]) -> str: return C_INCLUDES + C_BF16 * any(u.dtype is dtypes.bfloat16 for u in lin)
+    def prelude(self, lin:list[UOp]) -> str:
+        return C_INCLUDES + C_F16 * any(u.dtype is dtypes.float16 for u in lin) + C_BF16 * any(u.dtype is dtypes.bfloat16 for u in lin)
     def buf_type(self, d:DType) -> str: return "uint16_t" if d is dtypes.bfloat16 else c_types[d]
     def signature(self, name:str, params:list) -> str:
         return f"void {name}({', '.join(f'{self.buf_type(d)}* restrict data{i}' for i, d in params)}, int start, int end)"

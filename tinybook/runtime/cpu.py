@@ -21,8 +21,9 @@ __all__ = ['CFLAGS', 'THREAD_WORK', 'CHECK_POINTS', 'POOL_BYTES', 'POOL_MIN', 'k
            'run_backend']
 
 # %% ../../nbs/04b_cpu.ipynb #62f38a93
-CFLAGS = ["-O2", "-march=native", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Werror",
-          "-Wno-unused-variable", "-Wno-tautological-compare", "-Wno-bool-compare"]  # x != x is the NaN test; bools compare as 0 and 1
+CFLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Werror", "-Wno-unused-variable",
+          "-Wno-tautological-compare", "-Wno-bool-compare", "-Wno-unused-function",  # x != x is the NaN test; bools compare as 0 and 1; preludes
+          "-Wno-psabi"]  # a vector wider than the target's registers changes the ABI, which no call of ours crosses (static functions)
 def cache_dir() -> Path: return Path(os.getenv("TINYBOOK_CACHE", Path.home() / ".cache" / "tinybook"))
 def c_compiler() -> str|None:
     "The C compiler to use: `CC`, else gcc, else clang, else None."
@@ -33,18 +34,24 @@ def host_panel() -> int:
     try: return int(Path("/sys/devices/system/cpu/cpu0/cache/index2/size").read_text().strip().rstrip("K")) * 2048
     except (OSError, ValueError): return 1 << 20
 @functools.cache
+def _cpu_lanes() -> int:
+    try: flags = Path("/proc/cpuinfo").read_text()
+    except OSError: return 4
+    return 16 if " avx512f" in flags else 8 if " avx2" in flags else 4
 def host_lanes() -> int:
-    "32-bit values in this CPU's widest vector: 16 with AVX-512, else 8 (AVX2; two NEON registers on Arm)."
-    try: return 16 if " avx512f" in Path("/proc/cpuinfo").read_text() else 8
-    except OSError: return 8
+    "32-bit values in a vector of the CPU's kernels: `CPU_LANES` (0, 4, 8, 16), else 16 with AVX-512, 8 with AVX2, 4 (SSE, NEON) otherwise."
+    if (v := os.getenv("CPU_LANES")) is None: return _cpu_lanes()
+    if v not in ("0", "4", "8", "16"): raise ValueError(f"CPU_LANES={v!r}: expected 0 (no vector lanes), 4, 8 or 16")
+    return int(v)
 def compile_c(src:str, name:str="kernel", flags:tuple=()) -> Path:
-    "A shared library built from C `src` (with extra `flags`), cached on disk by the hash of source, compiler and flags."
+    "A shared library built from C `src` (with extra `flags`) for `CPU_ARCH` (gcc's -march, default native), cached on disk by a hash of all."
     if (cc := c_compiler()) is None: raise RuntimeError("no C compiler found: install gcc or clang, or set CC")
-    lib = cache_dir() / f"{hashlib.sha256((src + cc + ' '.join(CFLAGS + list(flags))).encode()).hexdigest()[:24]}.so"
+    args = [f"-march={os.getenv('CPU_ARCH', 'native')}", *CFLAGS, *flags] + ["-Wno-unknown-warning-option"] * ("clang" in Path(cc).name)
+    lib = cache_dir() / f"{hashlib.sha256((src + cc + ' '.join(args)).encode()).hexdigest()[:24]}.so"
     if not lib.exists():
         lib.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(suffix=".so", dir=lib.parent, delete=False) as tmp: pass
-        r = subprocess.run([cc, *CFLAGS, *flags, "-x", "c", "-", "-o", tmp.name, "-lm"], input=src.encode(), capture_output=True)
+        r = subprocess.run([cc, *args, "-x", "c", "-", "-o", tmp.name, "-lm"], input=src.encode(), capture_output=True)
         if r.returncode: os.unlink(tmp.name); raise RuntimeError(f"compiling kernel {name} failed:\n{r.stderr.decode()}")
         os.replace(tmp.name, lib)
     return lib
@@ -138,7 +145,7 @@ def beam_search(ast:UOp, arrays:list[np.ndarray], width:int, renderer=CRenderer(
     return best
 
 # %% ../../nbs/04b_cpu.ipynb #9fea07e0
-_programs: dict[UOp, tuple] = {}  # kernel AST -> (name, source, program, outer loop size, threads)
+_programs: dict[tuple, tuple] = {}  # (kernel AST, lanes) -> (name, source, program, outer loop size, threads)
 POOL_BYTES, POOL_MIN = 1 << 29, 1 << 16  # the most bytes kept for reuse; smaller arrays come from malloc
 _free: dict[int, list[np.ndarray]] = {}  # bytes -> memory no array uses any more
 _kept = [0]  # bytes in _free
@@ -164,12 +171,12 @@ def _arrays(ast:UOp, bufs:list) -> list[np.ndarray]: return [host_array(b, i < l
 def run_kernel_c(ast:UOp, bufs:list) -> None:
     "Compile kernel `ast` (once) and run it on the CPU with `bufs`, counting it in `GlobalCounters`."
     arrays = _arrays(ast, bufs)
-    if ast not in _programs:
+    if (key := (ast, lanes := host_lanes())) not in _programs:
         beam = int(os.getenv("BEAM", "0"))
         scratch = [np.empty_like(a) for a in arrays[:len(ast.src)]] + arrays[len(ast.src):]
-        opts = beam_search(ast, scratch, beam, lanes=host_lanes()) if beam else hand_coded_opts(Kernel(ast), host_lanes(), host_panel())
-        _programs[ast] = _compile(ast, opts, CRenderer())
-    name, src, prog, n, threads = _programs[ast]
+        opts = beam_search(ast, scratch, beam, lanes=lanes) if beam else hand_coded_opts(Kernel(ast), lanes, host_panel())
+        _programs[key] = _compile(ast, opts, CRenderer())
+    name, src, prog, n, threads = _programs[key]
     tm = prog(*arrays, n=n, threads=threads)
     for b, a in zip(bufs[:len(ast.src)], arrays): from_host(b, a)
     count("CPU", name, ast, bufs, tm, src)
@@ -196,7 +203,7 @@ def run_backend(run) -> Callable:
         return [outs[r].data.reshape(r.shape) for r in roots]
     return compute
 def _run_kernel_cpu(ast:UOp, bufs:list) -> None:
-    if ast in _programs or c_compiler() is not None: return run_kernel_c(ast, bufs)  # the compiler is looked for once per new kernel
+    if (ast, host_lanes()) in _programs or c_compiler() is not None: return run_kernel_c(ast, bufs)  # the compiler is looked for once per new kernel
     warnings.warn("no C compiler found (install gcc or clang, or set CC): the CPU device runs kernels on PYTHON", RuntimeWarning)
     run_kernel_python(ast, bufs)
 backends.update(CPU=run_backend(_run_kernel_cpu), PYTHON=run_backend(run_kernel_python))
