@@ -23,3 +23,7 @@ def test_sz_prints_total():
 def test_readme_has_the_make_test_command():
     cmd = re.search(r"^TEST_CMD := (.+)$", (ROOT / "Makefile").read_text(), re.M)[1]
     assert cmd in (ROOT / "README.md").read_text(), "README.md must show the exact command `make test` runs"
+
+def test_tinygrad_names_at_top_level():
+    out = run("-c", "from tinybook import GlobalCounters, Tensor\nGlobalCounters.reset(); (Tensor([1.0, 2.0]) * 3).numpy(); print(GlobalCounters.kernel_count)")
+    assert out.strip() == "1"

@@ -81,7 +81,7 @@ def sand(a:UOp|None, b:UOp|None) -> UOp|None:
     "`a and b` for validity conditions, where None means always true."
     if a is None or (a.op is Ops.CONST and a.arg): return b
     if b is None or (b.op is Ops.CONST and b.arg): return a
-    return UOp(Ops.AND, dtypes.bool, (a, b))
+    return b if b.op is Ops.CONST else a if a.op is Ops.CONST else UOp(Ops.AND, dtypes.bool, (a, b))  # a constant left is false
 
 # %% ../nbs/04_codegen.ipynb #694c04b5
 def unravel(flat:UOp, shape:tuple) -> list[UOp]:

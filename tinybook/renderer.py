@@ -38,7 +38,7 @@ def c_alu(op:Ops, d:DType, a:list[str]) -> str:
     "C for primitive `op` with result dtype `d` on operand expressions `a`."
     f = "" if d is dtypes.float64 else "f"
     if op in (Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.TRUNC): return f"{op.name.lower()}{f}({a[0]})"
-    if op is Ops.MAX: return f"(({a[0]}>{a[1]}||{a[0]}!={a[0]})?{a[0]}:{a[1]})"
+    if op is Ops.MAX: return f"(({a[0]}>{a[1]}{f'||{a[0]}!={a[0]}' * dtypes.is_float(d)})?{a[0]}:{a[1]})"  # x != x: NaN wins
     if op in (Ops.IDIV, Ops.MOD): return f"({a[1]}?{a[0]}{'/' if op is Ops.IDIV else '%'}{a[1]}:0)"
     if op is Ops.WHERE: return f"({a[0]}?{a[1]}:{a[2]})"
     if op is Ops.MULACC: return f"({a[0]}*{a[1]}+{a[2]})"

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/05d_webgpu.ipynb #9bf27aba
 from __future__ import annotations
-import math, time, numpy as np
+import os, math, time, tempfile, numpy as np
 from ..tensor import UOp, Ops, DType, dtypes, unsupported_dtypes
 from ..renderer import CRenderer, c_alu
 from ..device import Allocator, Compiler, CompiledDevice, Device
@@ -60,6 +60,7 @@ class WebGPUDevice(CompiledDevice):
     def __init__(self):
         try: import wgpu
         except ImportError: raise ImportError("WEBGPU needs wgpu: pip install 'tinybook[webgpu]' (and a Vulkan, Metal or D3D12 driver)") from None
+        if not os.environ.get("XDG_RUNTIME_DIR"): os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp()  # else libwayland, probed, complains
         if (adapter := wgpu.gpu.request_adapter_sync(power_preference="high-performance")) is None:
             raise RuntimeError("no WebGPU adapter: install a Vulkan driver (e.g. apt install mesa-vulkan-drivers)")
         f16 = "shader-f16" in adapter.features
