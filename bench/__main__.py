@@ -1,8 +1,11 @@
 "`python -m bench [workloads...] [--quick] [--plot PATH] [--json PATH]`: time tinybook against its peers."
 import os, sys
 UNSET = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")  # both slow OpenBLAS down; it reads them once, when numpy loads it
-if was := " ".join(f"{k}={os.environ[k]}" for k in UNSET if k in os.environ):
-    env = {k: v for k, v in os.environ.items() if k not in UNSET} | {"BENCH_UNSET": was}
+AVX2 = {"CPU_LANES": "8", "CPU_ARCH": "x86-64-v3", "OPENBLAS_CORETYPE": "Haswell", "ATEN_CPU_CAPABILITY": "avx2"}  # --avx2, for each side
+want = AVX2 if "--avx2" in sys.argv else {}
+drop = [k for k in UNSET if k in os.environ and k not in want]
+if drop or any(os.environ.get(k) != v for k, v in want.items()):  # the libraries read these when they load: set them, then start again
+    env = {k: v for k, v in os.environ.items() if k not in drop} | want | ({"BENCH_UNSET": " ".join(f"{k}={os.environ[k]}" for k in drop)} if drop else {})
     os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)
 
 import argparse
@@ -17,6 +20,7 @@ def args():
     ap.add_argument("--quick", action="store_true", help="small sizes, 2 timed runs, no torch.compile: the smoke test")
     ap.add_argument("--plot", metavar="PATH", help="save a bar chart of the ratios (PNG)")
     ap.add_argument("--json", metavar="PATH", help="write the raw results")
+    ap.add_argument("--avx2", action="store_true", help="AVX2 code only, on an AVX-512 machine too: tinybook, OpenBLAS, torch (tinygrad stays native)")
     a = ap.parse_args()
     if bad := set(a.workloads) - set(WORKLOADS): ap.error(f"unknown workload {' '.join(bad)}; pick from {WORKLOADS}")
     a.workloads = [w for w in WORKLOADS if w in (a.workloads or WORKLOADS)]

@@ -1,6 +1,7 @@
 "The header, the table, the bar chart and the JSON file of a run."
 import datetime, json, os, platform, subprocess
 from pathlib import Path
+from tinybook.runtime.cpu import host_lanes
 
 PEERS = ("numpy", "torch", "torch.compile", "tinygrad", "tinygrad.jit")
 COLS = "{:<11} {:<19} {:>29} {:<13} {:>14} {:>8}"  # the 29 hold tinybook's time, metric and kernel count
@@ -17,7 +18,11 @@ def machine(info:dict, start:tuple) -> dict:
     git = subprocess.run("git rev-parse --short HEAD".split(), cwd=Path(__file__).parent, capture_output=1, text=1)
     (wall, busy, own), n = [e - s for e, s in zip(cpu_times(), start)], os.cpu_count()
     tinybook = f"{git.stdout.strip() or '?'} (DEV={os.getenv('DEV', 'CPU')}, BEAM={os.getenv('BEAM', '0')})"
-    return dict(date=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), cpu=cpu[0], cores=n, tinybook=tinybook, **info,
+    flags = next((l for l in open("/proc/cpuinfo") if l.startswith(("flags", "Features"))), "")
+    isa = next((name for f, name in ((" avx512f", "AVX-512"), (" avx2", "AVX2"), (" asimd", "NEON")) if f in flags), "no AVX2 or NEON")
+    vectors = f"{isa} CPU; tinybook's kernels: {host_lanes()} float lanes, -march={os.getenv('CPU_ARCH', 'native')}" + \
+        "".join(f", {k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY") if k in os.environ)
+    return dict(date=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), cpu=cpu[0], cores=n, tinybook=tinybook, vectors=vectors, **info,
                 others=100 * (busy - own) / (wall * n),
                 unset=os.getenv("BENCH_UNSET", "nothing (neither OPENBLAS_CORETYPE nor OPENBLAS_L2_SIZE was set)"))
 
@@ -26,6 +31,7 @@ def header(m:dict) -> str:
     libs = "  ".join(f"{k} {m[k]}" for k in ("numpy", "torch", "tinygrad") if m.get(k))
     return "\n".join([f"tinybook bench  {m['date']}  tinybook {m['tinybook']}",
                       f"CPU: {m['cpu']}, {m['cores']} cores, {m['others']:.0f} % busy with other work during the run",
+                      f"vectors: {m['vectors']}",
                       libs, f"BLAS: {m.get('blas', 'unknown (no threadpoolctl)')}", f"unset: {m['unset']}", RATIO])
 
 def num(v:float) -> str: return f"{v:.0f}" if v >= 100 else f"{v:.3g}"

@@ -1,6 +1,7 @@
 "The benchmark's smoke test: `python -m bench --quick` on a few workloads, with whichever peers are installed."
 import json, os, re, subprocess, sys
 from pathlib import Path
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -19,3 +20,10 @@ def test_quick_bench_prints_rows_and_ratios(tmp_path):
     numpy_rows = re.findall(r"\bnumpy\s+\S+ (?:GFLOPS|GB/s)\s+([\d.]+)x$", out, re.M)
     assert len(numpy_rows) == 2, f"numpy's matmul and elementwise rows need a ratio:\n{out}"  # numpy is always there
     assert not any(r["impl"] == "torch.compile" for r in res["rows"]) and not any("error" in r for r in res["rows"])
+
+def test_quick_bench_on_avx2_code(tmp_path):
+    if not re.search(r"\bavx2\b", Path("/proc/cpuinfo").read_text()): pytest.skip("an AVX2 target needs an x86 CPU with AVX2")
+    r = subprocess.run([sys.executable, "-m", "bench", "--quick", "--avx2", "matmul"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "tinybook's kernels: 8 float lanes, -march=x86-64-v3, OPENBLAS_CORETYPE=Haswell, ATEN_CPU_CAPABILITY=avx2" in r.stdout, r.stdout
+    assert re.search(r"^matmul\s+N=64\s+\d", r.stdout, re.M), r.stdout
