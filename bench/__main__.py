@@ -1,7 +1,8 @@
 "`python -m bench [workloads...] [--quick] [--plot PATH] [--json PATH]`: time tinybook against its peers."
 import os, sys
 UNSET = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")  # both slow OpenBLAS down; it reads them once, when numpy loads it
-AVX2 = {"CPU_LANES": "8", "CPU_ARCH": "x86-64-v3", "OPENBLAS_CORETYPE": "Haswell", "ATEN_CPU_CAPABILITY": "avx2"}  # --avx2, for each side
+AVX2 = {"CPU_LANES": "8", "CPU_ARCH": "x86-64-v3", "OPENBLAS_CORETYPE": "Haswell",  # --avx2: tinybook, numpy, torch's own kernels, MKL, oneDNN
+        "ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 want = AVX2 if "--avx2" in sys.argv else {}
 drop = [k for k in UNSET if k in os.environ and k not in want]
 if drop or any(os.environ.get(k) != v for k, v in want.items()):  # the libraries read these when they load: set them, then start again

@@ -21,7 +21,7 @@ def machine(info:dict, start:tuple) -> dict:
     flags = next((l for l in open("/proc/cpuinfo") if l.startswith(("flags", "Features"))), "")
     isa = next((name for f, name in ((" avx512f", "AVX-512"), (" avx2", "AVX2"), (" asimd", "NEON")) if f in flags), "no AVX2 or NEON")
     vectors = f"{isa} CPU; tinybook's kernels: {host_lanes()} float lanes, -march={os.getenv('CPU_ARCH', 'native')}" + \
-        "".join(f", {k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY") if k in os.environ)
+        "".join(f", {k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA") if k in os.environ)
     return dict(date=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), cpu=cpu[0], cores=n, tinybook=tinybook, vectors=vectors, **info,
                 others=100 * (busy - own) / (wall * n),
                 unset=os.getenv("BENCH_UNSET", "nothing (neither OPENBLAS_CORETYPE nor OPENBLAS_L2_SIZE was set)"))

@@ -25,5 +25,5 @@ def test_quick_bench_on_avx2_code(tmp_path):
     if not re.search(r"\bavx2\b", Path("/proc/cpuinfo").read_text()): pytest.skip("an AVX2 target needs an x86 CPU with AVX2")
     r = subprocess.run([sys.executable, "-m", "bench", "--quick", "--avx2", "matmul"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert "tinybook's kernels: 8 float lanes, -march=x86-64-v3, OPENBLAS_CORETYPE=Haswell, ATEN_CPU_CAPABILITY=avx2" in r.stdout, r.stdout
+    assert "tinybook's kernels: 8 float lanes, -march=x86-64-v3, OPENBLAS_CORETYPE=Haswell, ATEN_CPU_CAPABILITY=avx2, MKL_ENABLE_INSTRUCTIONS=AVX2, ONEDNN_MAX_CPU_ISA=AVX2" in r.stdout, r.stdout
     assert re.search(r"^matmul\s+N=64\s+\d", r.stdout, re.M), r.stdout
