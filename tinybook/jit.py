@@ -13,6 +13,7 @@ from .runtime.cpu import capturing, compile_c, cache_dir, GlobalCounters, kernel
 from . import device
 from .device import Device
 import tinybook.nn  # noqa: F401, Tensor.assign
+from .nn.state import replacing
 
 # %% auto #0
 __all__ = ['BARRIER', 'JitError', 'Variable', 'batch_src', 'CapturedJit', 'TinyJit', 'load_jit']
@@ -315,7 +316,8 @@ def save(self, path:str|Path) -> None:
     arrs = {f"lib{i}": np.frombuffer(lib.read_bytes() if isinstance(lib, Path) else lib, np.uint8) for i, lib in enumerate(self.libs)}
     arrs.update({f"const{s}": self.bufs[s].data for s, (k, *_) in enumerate(self.spec["slots"]) if k == "const"})
     arrs.update({f"state{i}": _buf(t).data for i, t in enumerate(self.state)})
-    np.savez(path, meta=np.frombuffer(json.dumps(self.spec).encode(), np.uint8), **arrs)
+    with replacing(path if str(path).endswith(".npz") else f"{path}.npz") as f:  # as np.savez names it; never half written
+        np.savez(f, meta=np.frombuffer(json.dumps(self.spec).encode(), np.uint8), **arrs)
 def load_jit(path:str|Path) -> CapturedJit:
     "The program `CapturedJit.save` wrote, ready to run here with no tracing, scheduling or compiling (`state`: the saved state, as tensors)."
     with np.load(path, allow_pickle=False) as z:

@@ -361,11 +361,17 @@ def _sum(self, axis=None, keepdim=False, dtype=None) -> Tensor:
     "Sum over `axis` (an int, a tuple, or None for all), accumulating in at least 32 bits unless `dtype` is given."
     ret = self.cast(to_dtype(dtype) if dtype else sum_acc_dtype(self.dtype))._reduce(Ops.ADD, axis, keepdim)
     return ret.cast(self.dtype) if dtype is None and self.dtype in (dtypes.float16, dtypes.bfloat16) else ret
+def _nonempty(x:Tensor, name:str, axis) -> Tensor:
+    "`x`, if no axis in `axis` is empty: a max, min, argmax or argmin of nothing has no value (torch refuses it too)."
+    if (a := next((a for a in _axes(axis, x.ndim) if x.shape[a] == 0), None)) is not None:
+        raise ValueError(f"{name}: axis {a} of shape {x.shape} is empty, and an empty {name} has no value")
+    return x
 @patch_to(Tensor, "max")
-def _max(self, axis=None, keepdim=False) -> Tensor: return self._reduce(Ops.MAX, axis, keepdim)
+def _max(self, axis=None, keepdim=False) -> Tensor: return _nonempty(self, "max", axis)._reduce(Ops.MAX, axis, keepdim)
 @patch_to(Tensor, "min")
 def _min(self, axis=None, keepdim=False) -> Tensor:
-    return -((-self).max(axis, keepdim)) if dtypes.is_float(self.dtype) else ~((~self).max(axis, keepdim))
+    x = _nonempty(self, "min", axis)
+    return -((-x).max(axis, keepdim)) if dtypes.is_float(x.dtype) else ~((~x).max(axis, keepdim))
 @patch_to(Tensor)
 def prod(self, axis=None, keepdim=False, dtype=None) -> Tensor:
     "Product over `axis`, by multiplying the two halves of the axis until one element is left."
@@ -389,24 +395,25 @@ def var(self, axis=None, keepdim=False, correction=1) -> Tensor:
 @patch_to(Tensor)
 def std(self, axis=None, keepdim=False, correction=1) -> Tensor: return self.var(axis, keepdim, correction).sqrt()
 @patch_to(Tensor, "any")
-def _any(self, axis=None, keepdim=False) -> Tensor: return self.cast(dtypes.bool).max(axis, keepdim)
+def _any(self, axis=None, keepdim=False) -> Tensor: return self.cast(dtypes.bool)._reduce(Ops.MAX, axis, keepdim)  # False if empty
 @patch_to(Tensor, "all")
 def _all(self, axis=None, keepdim=False) -> Tensor: return self.logical_not().any(axis, keepdim).logical_not()
 @patch_to(Tensor)
 def argmax(self, axis=None, keepdim=False) -> Tensor:
     "Index of the first maximum along `axis` (over the flattened tensor if None); a NaN counts as the maximum, as in torch."
-    if axis is None: return self.flatten().argmax(0).reshape((1,) * self.ndim if keepdim else ())
+    if axis is None: return _nonempty(self, "argmax", None).flatten().argmax(0).reshape((1,) * self.ndim if keepdim else ())
     if self.ndim == 0: return Tensor.zeros((), dtype=dtypes.int32, device=self.device)
-    a = _axis(axis, self.ndim); n = self.shape[a]
+    a = _axis(axis, self.ndim); n = _nonempty(self, "argmax", a).shape[a]
     idx = Tensor.arange(n, 0, -1, device=self.device).reshape((n,) + (1,) * (self.ndim - a - 1))
     return (n - (self.eq(self.max(a, keepdim=True)) | self.isnan()).where(idx, 0).max(a, keepdim)).cast(dtypes.int32)
 @patch_to(Tensor)
-def argmin(self, axis=None, keepdim=False) -> Tensor: return (-self if dtypes.is_float(self.dtype) else ~self).argmax(axis, keepdim)
+def argmin(self, axis=None, keepdim=False) -> Tensor:
+    return (-self if dtypes.is_float(_nonempty(self, "argmin", axis).dtype) else ~self).argmax(axis, keepdim)
 
 # %% ../nbs/01_ops.ipynb #82c87bee
 @patch_to(Tensor)
 def _softmax(self, axis):
-    m = self - self.max(axis, keepdim=True)
+    m = self - self._reduce(Ops.MAX, axis, keepdim=True)  # an empty axis gives an empty result
     e = m.exp()
     return m, e, e.sum(axis, keepdim=True)
 @patch_to(Tensor)
@@ -420,7 +427,7 @@ def log_softmax(self, axis=-1, dtype=None) -> Tensor:
 @patch_to(Tensor)
 def logsumexp(self, axis=None, keepdim=False) -> Tensor:
     "log(sum(exp(x))) over `axis`, computed stably."
-    x = self._float(); m = x.max(axis, keepdim=True)
+    x = self._float(); m = x._reduce(Ops.MAX, axis, keepdim=True)  # -inf for an empty axis
     m = m.isinf().where(0, m)
     ret = (x - m).exp().sum(axis, keepdim=True).log() + m
     return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in _axes(axis, self.ndim)))
@@ -709,7 +716,7 @@ def __setitem__(self, idx, v) -> None:
     if tix:
         pos = Tensor.arange(self.numel(), device=self.device).reshape(self.shape)[idx].flatten()
         ar = Tensor.arange(pos.numel(), device=self.device)
-        last = Tensor.arange(self.numel(), device=self.device).unsqueeze(1).eq(pos).where(ar, -1).max(1, keepdim=True)  # last write wins
+        last = Tensor.arange(self.numel(), device=self.device).unsqueeze(1).eq(pos).where(ar, -1)._reduce(Ops.MAX, 1, keepdim=True)  # last write wins
         new = (last >= 0).where(ar.eq(last).where(v._expand_to(target).flatten(), 0).sum(1, keepdim=True).cast(self.dtype), self.reshape(-1, 1))
         new = new.reshape(self.shape)
     else:

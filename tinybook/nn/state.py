@@ -4,12 +4,13 @@
 
 # %% ../../nbs/02b_state.ipynb #270ae8fc
 from __future__ import annotations
-import os, json, math, pickle, struct, zipfile, numpy as np
+import os, json, math, pickle, struct, zipfile, contextlib, numpy as np
 from collections import OrderedDict
 from ..tensor import Tensor, DType, dtypes, f32_to_bf16, bf16_to_f32
 
 # %% auto #0
-__all__ = ['safe_dtypes', 'get_state_dict', 'get_parameters', 'load_state_dict', 'safe_save', 'safe_load', 'torch_load']
+__all__ = ['safe_dtypes', 'get_state_dict', 'get_parameters', 'load_state_dict', 'replacing', 'safe_save', 'safe_load',
+           'torch_load']
 
 # %% ../../nbs/02b_state.ipynb #2f7ab2ea
 def get_state_dict(obj, prefix:str="") -> dict[str, Tensor]:
@@ -39,14 +40,26 @@ safe_dtypes = {"BOOL": dtypes.bool, "U8": dtypes.uint8, "I8": dtypes.int8, "U16"
 def _to_bytes(t:Tensor) -> bytes:
     a = t.numpy()
     return (f32_to_bf16(a) if t.dtype is dtypes.bfloat16 else a.astype(np.dtype(t.dtype.np).newbyteorder("<"))).tobytes()
+@contextlib.contextmanager
+def replacing(fn:str|os.PathLike):
+    "A new file to write that is renamed to `fn` when the block ends without an error, else removed: `fn` is never half written."
+    tmp = f"{fn}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as f: yield f
+        os.replace(tmp, fn)
+    except BaseException:
+        if os.path.exists(tmp): os.unlink(tmp)
+        raise
 def safe_save(tensors:dict[str, Tensor], fn:str, metadata:dict[str, str]|None=None) -> None:
-    "Write `tensors` (and string `metadata`) to the safetensors file `fn`."
+    "Write `tensors` (and string `metadata`) to the safetensors file `fn`, through a new file renamed over it: `fn` is never half written."
+    if bad := next((k for k, t in tensors.items() if not isinstance(t, Tensor)), None):
+        raise TypeError(f"safe_save: tensors[{bad!r}] is a {type(tensors[bad]).__name__}, expected a Tensor (Tensor(x) makes one)")
     names, off, header = {v: k for k, v in safe_dtypes.items()}, 0, {"__metadata__": metadata} if metadata else {}
     for k, t in tensors.items():
         header[k] = {"dtype": names[t.dtype], "shape": list(t.shape), "data_offsets": [off, off + t.numel() * t.dtype.itemsize]}
         off = header[k]["data_offsets"][1]
     h = json.dumps(header, separators=(",", ":")).encode()
-    with open(fn, "wb") as f:
+    with replacing(fn) as f:  # tensors loaded from `fn` still read it: it is replaced only once they are all written
         f.write(struct.pack("<Q", len(h) + -len(h) % 8) + h + b" " * (-len(h) % 8))
         for t in tensors.values(): f.write(_to_bytes(t))
 

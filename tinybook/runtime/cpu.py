@@ -13,6 +13,7 @@ from ..tensor import UOp, Ops, GroupOp, dtypes, backends, f32_to_bf16, bf16_to_f
 from ..schedule import kernel_name, schedule_uops, run_schedule, run_kernel
 from ..codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, run_linear
 from ..renderer import CRenderer, outer_loop
+from ..nn.state import replacing
 
 # %% auto #0
 __all__ = ['CFLAGS', 'THREAD_WORK', 'CHECK_POINTS', 'POOL_BYTES', 'POOL_MIN', 'kernel_runners', 'capturing', 'cache_dir',
@@ -141,7 +142,8 @@ def beam_search(ast:UOp, arrays:list[np.ndarray], width:int, renderer=CRenderer(
         if not cands or min(c[0] for c in cands) >= beam[0][0]: break
         beam = sorted(cands, key=lambda c: c[0])[:width]
     check_opts(ast, best := beam[0][1], arrays, renderer)
-    path.parent.mkdir(parents=True, exist_ok=True); path.write_text(json.dumps([[o.op, o.axis, o.amt] for o in best]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with replacing(path) as f: f.write(json.dumps([[o.op, o.axis, o.amt] for o in best]).encode())  # another process may read it
     return best
 
 # %% ../../nbs/04b_cpu.ipynb #9fea07e0
