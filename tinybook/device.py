@@ -6,7 +6,7 @@
 from __future__ import annotations
 import os, hashlib, argparse, numpy as np
 from typing import Callable
-from .tensor import Tensor, UOp, dtypes, backends, buffer_makers
+from .tensor import Tensor, UOp, dtypes, backends, buffer_makers, device_checks
 from .schedule import kernel_name, run_kernel
 from .codegen import Kernel, hand_coded_opts
 from .renderer import Renderer, CRenderer, outer_loop
@@ -46,7 +46,7 @@ class _Registry:
     def __init__(self): self.makers, self.made = {}, {}
     def register(self, name:str, make:Callable[[], CompiledDevice]):
         "Make `name` a device built by `make()`, and a backend tensors on it compute with."
-        self.makers[name] = make
+        self.makers[name], device_checks[name] = make, lambda: self[name]
         backends[name] = run_backend(lambda ast, bufs: run_kernel_on(self[name], ast, bufs))
     def __getitem__(self, name:str) -> CompiledDevice:
         name = name.upper()

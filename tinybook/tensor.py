@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from functools import cached_property
 
 # %% auto #0
-__all__ = ['promo_lattice', 'exec_rules', 'backends', 'unsupported_dtypes', 'buffer_makers', 'THREEFRY_ROT', 'DType', 'dtypes',
-           'to_dtype', 'least_upper_dtype', 'least_upper_float', 'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32',
-           'cast_np', 'patch_to', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker',
-           'argfix', 'Tensor', 'interpret', 'is_dtype_supported', 'compute', 'threefry2x32']
+__all__ = ['promo_lattice', 'backends', 'device_checks', 'ALIASES', 'exec_rules', 'unsupported_dtypes', 'buffer_makers',
+           'THREEFRY_ROT', 'DType', 'dtypes', 'to_dtype', 'least_upper_dtype', 'least_upper_float', 'sum_acc_dtype',
+           'f32_to_bf16', 'bf16_to_f32', 'cast_np', 'patch_to', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta', 'UOp',
+           'strides_for', 'View', 'ShapeTracker', 'argfix', 'Tensor', 'interpret', 'is_dtype_supported', 'compute',
+           'threefry2x32']
 
 # %% ../nbs/00_tensor.ipynb #fb7e92a6
 @dataclass(frozen=True, eq=False)
@@ -274,10 +275,21 @@ def st(self) -> ShapeTracker|None:
 
 # %% ../nbs/00_tensor.ipynb #3ea10ed4
 def argfix(*x) -> tuple: return tuple(x[0]) if len(x) == 1 and isinstance(x[0], (tuple, list)) else x
-def _dev(device) -> str:
-    "A device name in upper case (`DEV`, else CPU, when None); `disk:<path>` keeps its path as given."
+backends = {}  # device name -> function computing a list of UOps into numpy arrays; 04_codegen adds compiled ones
+device_checks: dict = {}  # device name -> fn() that raises when the device cannot be used here (05: its driver is missing)
+ALIASES, _usable = {"GPU": "CL"}, set()  # tinygrad's older name for OpenCL; the device names checked already
+def _dev(device, check:bool=True) -> str:
+    "A device name in upper case (`DEV`, else CPU, when None; `GPU` is CL, an index `:0` is dropped); `disk:<path>` keeps its path."
     d = device or os.getenv("DEV", "CPU")
-    return "DISK:" + d[5:] if d[:5].upper() == "DISK:" else d.upper()
+    if d[:5].upper() == "DISK:": return "DISK:" + d[5:]
+    kind, _, idx = d.upper().partition(":")
+    if (name := ALIASES.get(kind, kind)) in _usable and not idx or not check: return name
+    what = f"DEV={d}" if device is None else f"device {d!r}"
+    if idx not in ("", "0"): raise ValueError(f"{what}: only device 0 of a kind is supported here ({name} or {name}:0)")
+    if name not in backends and name not in ("CPU", "PYTHON"):
+        raise ValueError(f"{what} is unknown: the devices are {', '.join(sorted({'CPU', 'PYTHON', 'DISK:<path>', *backends}))} (GPU is CL)")
+    if name in device_checks: device_checks[name]()  # 05: a device whose driver is missing says so here, not at its first kernel
+    _usable.add(name); return name
 def _py_dtype(a:np.ndarray) -> DType:
     "The dtype of Python values converted by numpy: bool, else the default int or float."
     return {"b": dtypes.bool, "i": dtypes.default_int, "u": dtypes.default_int}.get(a.dtype.kind, dtypes.default_float)
@@ -358,10 +370,9 @@ def interpret(root:UOp, vals:dict|None=None) -> np.ndarray:
 def _interpret_all(roots:list[UOp]) -> list[np.ndarray]:
     vals = {}
     return [interpret(r, vals) for r in roots]
-backends = {}  # device name -> function computing a list of UOps into numpy arrays; 04_codegen adds compiled ones
 unsupported_dtypes: dict[str, set] = {}  # device name -> dtypes its kernels cannot hold (05's WebGPU has no 64-bit types)
 buffer_makers: dict = {}  # device kind -> fn(device, size, dtype) giving `Tensor.empty`'s memory (05's DISK maps a file)
-def is_dtype_supported(d:DType, device:str|None=None) -> bool: return d not in unsupported_dtypes.get(_dev(device), ())
+def is_dtype_supported(d:DType, device:str|None=None) -> bool: return d not in unsupported_dtypes.get(_dev(device, check=False), ())
 def compute(roots:list[UOp]) -> list[np.ndarray]:
     "The values of `roots` (on one device), computed by that device's backend, or by the interpreter if it has none."
     return backends.get(roots[0].device, _interpret_all)(roots)
