@@ -25,5 +25,6 @@ def test_readme_has_the_make_test_command():
     assert cmd in (ROOT / "README.md").read_text(), "README.md must show the exact command `make test` runs"
 
 def test_tinygrad_names_at_top_level():
-    out = run("-c", "from tinybook import GlobalCounters, Tensor\nGlobalCounters.reset(); (Tensor([1.0, 2.0]) * 3).numpy(); print(GlobalCounters.kernel_count)")
-    assert out.strip() == "1"
+    out = run("-c", "from tinybook import GlobalCounters, Tensor, Device, Context\nGlobalCounters.reset()\n"
+                    "with Context(DEV='python:0'): d = Device.DEFAULT\nwith Context(DEV='CPU'): (Tensor([1.0, 2.0]) * 3).numpy()\nprint(GlobalCounters.kernel_count, d)")
+    assert out.strip() == "1 PYTHON"

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import os, hashlib, argparse, numpy as np
 from typing import Callable
-from .tensor import Tensor, UOp, dtypes, backends, buffer_makers, device_checks
+from .tensor import Tensor, UOp, dtypes, backends, buffer_makers, device_checks, _dev
 from .schedule import kernel_name, run_kernel
 from .codegen import Kernel, hand_coded_opts
 from .renderer import Renderer, CRenderer, outer_loop
@@ -55,6 +55,10 @@ class _Registry:
             try: self.made[name] = self.makers[name]()
             except (ImportError, RuntimeError, OSError) as e: raise RuntimeError(f"device {name} is not available here: {e}") from None
         return self.made[name]
+    @property
+    def DEFAULT(self) -> str: return _dev(None)  # tinygrad's name for the default device: `DEV`, else CPU
+    @DEFAULT.setter
+    def DEFAULT(self, name:str): os.environ["DEV"] = _dev(name)
 Device = _Registry()
 
 # %% ../nbs/05_backends.ipynb #69ed2833

@@ -266,6 +266,10 @@ def where(self, x, y) -> Tensor:
     if self.device != x.device: raise ValueError(f"where: condition is on {self.device}, values on {x.device}")
     return self.cast(dtypes.bool)._expand_to(shape)._apply(Ops.WHERE, x._expand_to(shape), y._expand_to(shape))
 @patch_to(Tensor)
+def masked_fill(self, mask:Tensor, value) -> Tensor: return mask.where(value, self).cast(self.dtype)  # `value` where `mask`, in this dtype
+@patch_to(Tensor)
+def sequential(self, fs:list) -> Tensor: return functools.reduce(lambda x, f: f(x), fs, self)  # fs[-1](...fs[0](self))
+@patch_to(Tensor)
 def _pad_value(self, arg, value) -> Tensor:
     "Pad with `value` instead of 0 (what `pad(..., value=)` from 00_tensor calls): a padded mask selects it."
     return Tensor.ones(self.shape, dtype=dtypes.bool, device=self.device).pad(arg).where(self.pad(arg), value)
@@ -434,10 +438,17 @@ def logsumexp(self, axis=None, keepdim=False) -> Tensor:
 @patch_to(Tensor)
 def cumsum(self, axis=0) -> Tensor:
     "Running sum along `axis`."
-    if self.ndim == 0: return self.sum()
+    return self.sum() if self.ndim == 0 else self._scan(axis, 0, Tensor.sum)
+@patch_to(Tensor)
+def cumprod(self, axis=0) -> Tensor:
+    "Running product along `axis`."
+    return self.prod() if self.ndim == 0 else self._scan(axis, 1, Tensor.prod)
+@patch_to(Tensor)
+def _scan(self, axis, identity, reduce) -> Tensor:
+    "`reduce` over `out[i] = x[j <= i]` (the other places `identity`) along `axis`: a running sum or product in one reduce."
     x = self.transpose(a := _axis(axis, self.ndim), -1); n = x.shape[-1]
     tri = Tensor.arange(n, device=self.device).unsqueeze(1) >= Tensor.arange(n, device=self.device)
-    return tri.where(x.unsqueeze(-2), 0).sum(-1).transpose(a, -1)
+    return reduce(tri.where(x.unsqueeze(-2), identity), -1).transpose(a, -1)
 @patch_to(Tensor)
 def tril(self, diagonal=0) -> Tensor:
     "Zero everything above the `diagonal`-th diagonal of the last two axes."

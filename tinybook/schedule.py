@@ -70,6 +70,8 @@ class _KernelBuilder:
 def contiguous(self) -> Tensor:
     "This value, computed into a buffer of its own (a kernel boundary)."
     return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+@patch_to(Tensor)
+def clone(self) -> Tensor: return self.contiguous()  # a copy in its own buffer: a later `assign` to this tensor leaves it be
 
 # %% ../nbs/03_schedule.ipynb #b4fa3719
 def _shared_reduce(built:dict) -> UOp|None:

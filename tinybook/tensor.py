@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_tensor.ipynb #c0948318
 from __future__ import annotations
-import os, math, weakref, functools, numpy as np
+import os, math, weakref, functools, contextlib, numpy as np
 from enum import Enum, auto
 from dataclasses import dataclass
 from functools import cached_property
@@ -13,8 +13,8 @@ from functools import cached_property
 __all__ = ['promo_lattice', 'backends', 'device_checks', 'ALIASES', 'exec_rules', 'unsupported_dtypes', 'buffer_makers',
            'THREEFRY_ROT', 'DType', 'dtypes', 'to_dtype', 'least_upper_dtype', 'least_upper_float', 'sum_acc_dtype',
            'f32_to_bf16', 'bf16_to_f32', 'cast_np', 'patch_to', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta', 'UOp',
-           'strides_for', 'View', 'ShapeTracker', 'argfix', 'Tensor', 'interpret', 'is_dtype_supported', 'compute',
-           'threefry2x32']
+           'strides_for', 'View', 'ShapeTracker', 'argfix', 'Tensor', 'Context', 'interpret', 'is_dtype_supported',
+           'compute', 'threefry2x32']
 
 # %% ../nbs/00_tensor.ipynb #fb7e92a6
 @dataclass(frozen=True, eq=False)
@@ -341,6 +341,16 @@ class Tensor:
         Tensor._grad_tensors.add(self)
         if (self.uop.src[0] if self.uop.op is Ops.RESHAPE else self.uop).op is not Ops.BUFFER: self.realize()  # a distinct node (see 02_autograd)
 
+# %% ../nbs/00_tensor.ipynb #e5f6a7b8
+class Context(contextlib.ContextDecorator):
+    "Environment settings (`DEV`, `DEBUG`, `BEAM`, ...) set to `kw`'s values for a `with` block or a decorated function."
+    def __init__(self, **kw): self.kw = {k: str(v) for k, v in kw.items()}
+    def __enter__(self): self.old = {k: os.environ.get(k) for k in self.kw}; os.environ.update(self.kw); return self
+    def __exit__(self, *exc):
+        for k, v in self.old.items():
+            if v is None: os.environ.pop(k, None)
+            else: os.environ[k] = v
+
 # %% ../nbs/00_tensor.ipynb #0a495c0a
 exec_rules = {
     Ops.DEVICE: lambda u: None,
@@ -645,6 +655,29 @@ def normal(*shape, mean=0.0, std=1.0, dtype=None, device=None, requires_grad=Non
 def rand_like(self, **kw) -> Tensor: return Tensor.rand(self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
 @patch_to(Tensor)
 def randn_like(self, **kw) -> Tensor: return Tensor.randn(self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
+
+# %% ../nbs/00_tensor.ipynb #b2c3d4e5
+def _fan_in(shape:tuple) -> int: return math.prod(shape[1:])
+@patch_to(Tensor)
+@staticmethod
+def kaiming_uniform(*shape, a:float=0.01, **kw) -> Tensor:
+    "Uniform in ±√(6 / ((1 + a²) fan_in)): He initialization for a leaky ReLU of slope `a`."
+    b = math.sqrt(6 / ((1 + a * a) * _fan_in(_shape(*shape)))); return Tensor.uniform(*shape, low=-b, high=b, **kw)
+@patch_to(Tensor)
+@staticmethod
+def kaiming_normal(*shape, a:float=0.01, **kw) -> Tensor:
+    "Normal with std √(2 / ((1 + a²) fan_in))."
+    return Tensor.normal(*shape, std=math.sqrt(2 / ((1 + a * a) * _fan_in(_shape(*shape)))), **kw)
+@patch_to(Tensor)
+@staticmethod
+def glorot_uniform(*shape, **kw) -> Tensor:
+    "Uniform in ±√(6 / (shape[0] + fan_in))."
+    b = math.sqrt(6 / ((s := _shape(*shape))[0] + _fan_in(s))); return Tensor.uniform(*shape, low=-b, high=b, **kw)
+@patch_to(Tensor)
+@staticmethod
+def scaled_uniform(*shape, **kw) -> Tensor:
+    "Uniform in ±1/√(number of elements)."
+    b = math.prod(_shape(*shape)) ** -0.5; return Tensor.uniform(*shape, low=-b, high=b, **kw)
 
 # %% ../nbs/00_tensor.ipynb #f6711f94
 def _idx_int(i) -> bool: return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
