@@ -4,9 +4,9 @@
 
 # %% ../nbs/04_codegen.ipynb #fbda5535
 from __future__ import annotations
-import os, math, itertools, functools, numpy as np
+import math, itertools, functools, numpy as np
 from dataclasses import dataclass
-from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_rules, cast_np, patch_to
+from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_rules, cast_np, patch_to, getenv
 
 # %% auto #0
 __all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint', 'srange',
@@ -270,7 +270,7 @@ def run_linear(lin:list[UOp], bufs:list[np.ndarray]) -> None:
 # %% ../nbs/04_codegen.ipynb #298068e0
 def hand_coded_opts(k:Kernel, lanes:int=0, panel:int=1 << 20) -> list[Opt]:
     "Opts for kernel `k` chosen by the rules above; `lanes`: 32-bit values in the target's vectors (0: none), `panel`: see `lane_opts`."
-    if int(os.getenv("NOOPT", "0")): return []
+    if getenv("NOOPT"): return []
     if lanes and not vectorizable(k.ast) and (opts := lane_opts(k, lanes, panel) or lanes > 4 and lane_opts(k, lanes // 2, panel)): return opts
     rs, accs = indexes(k)
     bcast = [a for a in k.axes("g") if k.red and any(rs[a] not in i.toposort for _, i, _ in accs)]

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import os, gc, json, time, ctypes, hashlib, weakref, functools, numpy as np
 from pathlib import Path
-from .tensor import Tensor, UOp, Ops, Buffer, to_dtype, patch_to
+from .tensor import Tensor, UOp, Ops, Buffer, to_dtype, patch_to, getenv
 from .schedule import kernel_name
 from .runtime import cpu
 from .runtime.cpu import capturing, compile_c, cache_dir, GlobalCounters, kernel_ops, host_array, from_host
@@ -89,7 +89,7 @@ def batch_src(calls:list[tuple[list[int], int, int]]) -> str:
 def _count(dev:str, n:int, ops:int, mem:int, tm:float) -> None:
     "Add a batch of `n` kernels to `GlobalCounters` (`DEBUG=2` prints one line for the batch)."
     GlobalCounters.kernel_count += n; GlobalCounters.global_ops += ops; GlobalCounters.global_mem += mem; GlobalCounters.time_sum_s += tm
-    if int(os.getenv("DEBUG", "0")) >= 2: print(f"*** {dev:<6} {GlobalCounters.kernel_count:4d} {f'batch of {n} kernels':<24} tm {tm * 1e6:9.2f}us")
+    if getenv("DEBUG") >= 2: print(f"*** {dev:<6} {GlobalCounters.kernel_count:4d} {f'batch of {n} kernels':<24} tm {tm * 1e6:9.2f}us")
 class _CPUBatch:
     "Consecutive CPU kernels run by one call into `batch_src`'s C per thread: no Python between kernels."
     def __init__(self, st:dict, libs:list, bufs:list[Buffer], fixed:set):

@@ -4,10 +4,10 @@
 
 # %% ../nbs/03_schedule.ipynb #18bcb989
 from __future__ import annotations
-import os, math, functools, itertools, numpy as np
+import math, functools, itertools, numpy as np
 from typing import NamedTuple
 from dataclasses import dataclass
-from .tensor import Tensor, UOp, Ops, GroupOp, Buffer, View, ShapeTracker, dtypes, patch_to, exec_rules, cast_np
+from .tensor import Tensor, UOp, Ops, GroupOp, Buffer, View, ShapeTracker, dtypes, patch_to, exec_rules, cast_np, getenv
 import tinybook.ops  # noqa: F401, the Tensor API whose graphs are scheduled
 import tinybook.autograd  # noqa: F401, gradients flow through contiguous()
 
@@ -180,7 +180,7 @@ def schedule_uops(roots:list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, Buffer
     kernels = cached_schedule(roots)
     bufs = memory_plan(kernels, roots)
     items = [ScheduleItem(ast, [bufs[u] for u in outs] + [i.arg if i.op is Ops.BUFFER else bufs[i] for i in ins]) for outs, ast, ins in kernels]
-    if int(os.getenv("DEBUG", "0")) >= 3: print_schedule(items)
+    if getenv("DEBUG") >= 3: print_schedule(items)
     return items, {r: r.arg if r.op is Ops.BUFFER else bufs[r] for r in roots}
 @patch_to(Tensor)
 def schedule(self, *lst:Tensor) -> list[ScheduleItem]:

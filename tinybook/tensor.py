@@ -13,8 +13,8 @@ from functools import cached_property
 __all__ = ['promo_lattice', 'backends', 'device_checks', 'ALIASES', 'exec_rules', 'unsupported_dtypes', 'buffer_makers',
            'THREEFRY_ROT', 'DType', 'dtypes', 'to_dtype', 'least_upper_dtype', 'least_upper_float', 'sum_acc_dtype',
            'f32_to_bf16', 'bf16_to_f32', 'cast_np', 'patch_to', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta', 'UOp',
-           'strides_for', 'View', 'ShapeTracker', 'argfix', 'Tensor', 'Context', 'interpret', 'is_dtype_supported',
-           'compute', 'threefry2x32']
+           'strides_for', 'View', 'ShapeTracker', 'argfix', 'Tensor', 'getenv', 'Context', 'interpret',
+           'is_dtype_supported', 'compute', 'threefry2x32']
 
 # %% ../nbs/00_tensor.ipynb #fb7e92a6
 @dataclass(frozen=True, eq=False)
@@ -342,6 +342,11 @@ class Tensor:
         if (self.uop.src[0] if self.uop.op is Ops.RESHAPE else self.uop).op is not Ops.BUFFER: self.realize()  # a distinct node (see 02_autograd)
 
 # %% ../nbs/00_tensor.ipynb #e5f6a7b8
+def getenv(key:str, default:int=0) -> int:
+    "The integer setting `key` (an environment variable; `default` when unset or empty): anything but an integer >= 0 is an error naming it."
+    if not (v := os.getenv(key, "").strip()): return default
+    if not v.isdigit(): raise ValueError(f"{key}={v!r}: expected an integer >= 0")
+    return int(v)
 class Context(contextlib.ContextDecorator):
     "Environment settings (`DEV`, `DEBUG`, `BEAM`, ...) set to `kw`'s values for a `with` block or a decorated function."
     def __init__(self, **kw): self.kw = {k: str(v) for k, v in kw.items()}

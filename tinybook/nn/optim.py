@@ -14,6 +14,8 @@ __all__ = ['Optimizer', 'SGD', 'LAMB', 'AdamW', 'Adam']
 class Optimizer:
     "Base class: holds the parameters and buffers, realizes a step."
     def __init__(self, params:list[Tensor], lr:float):
+        if (bad := next((i for i, p in enumerate(params) if not isinstance(p, Tensor)), None)) is not None:
+            raise TypeError(f"optimizer: params[{bad}] is a {type(params[bad]).__name__}, expected a Tensor (get_parameters(model) gives them)")
         for p in params:
             if p.requires_grad is None: p.requires_grad = True
         self.params = list({id(p): p for p in params if p.requires_grad}.values())

@@ -27,9 +27,13 @@ def load_state_dict(model, state_dict:dict[str, Tensor], strict=True) -> None:
     ours = get_state_dict(model)
     missing, unexpected = [k for k in ours if k not in state_dict], [k for k in state_dict if k not in ours]
     if strict and (missing or unexpected): raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
+    kind = lambda d: "bool" if d is dtypes.bool else "float" if dtypes.is_float(d) else "int"
     for k, v in state_dict.items():
-        if k in ours and v.shape != ours[k].shape:
-            raise ValueError(f"load_state_dict: '{k}' has shape {v.shape} in the state dict, {ours[k].shape} in the model")
+        if k not in ours: continue
+        if not isinstance(v, Tensor): raise TypeError(f"load_state_dict: '{k}' is a {type(v).__name__}, expected a Tensor (Tensor(x) makes one)")
+        if v.shape != ours[k].shape: raise ValueError(f"load_state_dict: '{k}' has shape {v.shape} in the state dict, {ours[k].shape} in the model")
+        if kind(v.dtype) != kind(ours[k].dtype):  # float16 into float32 is a cast; a bool or int into a float is a mistake
+            raise TypeError(f"load_state_dict: '{k}' is {v.dtype} in the state dict, {ours[k].dtype} in the model; cast it first if that is meant")
     for k, v in state_dict.items():
         if k in ours: ours[k].assign(v.to(ours[k].device).cast(ours[k].dtype)).realize()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
-from ..tensor import UOp, Ops, GroupOp, dtypes, backends, f32_to_bf16, bf16_to_f32
+from ..tensor import UOp, Ops, GroupOp, dtypes, backends, f32_to_bf16, bf16_to_f32, getenv
 from ..schedule import kernel_name, schedule_uops, run_schedule, run_kernel
 from ..codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, run_linear
 from ..renderer import CRenderer, outer_loop
@@ -97,7 +97,7 @@ def count(dev:str, name:str, ast:UOp, bufs:list, tm:float, src:str="") -> None:
     "Add a kernel run to `GlobalCounters`, and print it by `DEBUG` level."
     ops, mem = kernel_ops(ast), sum(b.size * b.dtype.itemsize for b in bufs)
     GlobalCounters.kernel_count += 1; GlobalCounters.global_ops += ops; GlobalCounters.global_mem += mem; GlobalCounters.time_sum_s += tm
-    if (dbg := int(os.getenv("DEBUG", "0"))) >= 2:
+    if (dbg := getenv("DEBUG")) >= 2:
         print(f"*** {dev:<6} {GlobalCounters.kernel_count:4d} {name:<24} arg {len(bufs):2d} tm {tm * 1e6:9.2f}us "
               f"{ops / tm * 1e-9:8.2f} GFLOPS {mem / tm * 1e-9:7.2f} GB/s")
     if dbg >= 4 and src: print(src)
@@ -174,7 +174,7 @@ def run_kernel_c(ast:UOp, bufs:list) -> None:
     "Compile kernel `ast` (once) and run it on the CPU with `bufs`, counting it in `GlobalCounters`."
     arrays = _arrays(ast, bufs)
     if (key := (ast, lanes := host_lanes())) not in _programs:
-        beam = int(os.getenv("BEAM", "0"))
+        beam = getenv("BEAM")
         scratch = [np.empty_like(a) for a in arrays[:len(ast.src)]] + arrays[len(ast.src):]
         opts = beam_search(ast, scratch, beam, lanes=lanes) if beam else hand_coded_opts(Kernel(ast), lanes, host_panel())
         _programs[key] = _compile(ast, opts, CRenderer())
@@ -198,7 +198,7 @@ def run_backend(run) -> Callable:
     "A backend: schedule the roots and run each kernel with `run(ast, bufs)`, or with its output device's own runner if it has one."
     def compute(roots:list[UOp]) -> list[np.ndarray]:
         items, outs = schedule_uops(roots)
-        if int(os.getenv("DEBUG", "0")) >= 1: print(f"realize: {len(items)} kernels")
+        if getenv("DEBUG") >= 1: print(f"realize: {len(items)} kernels")
         runner = lambda ast, bufs: kernel_runners.get(bufs[0].device.split(":")[0], run)(ast, bufs)
         for c in capturing: c(items, outs, runner)
         run_schedule(items, runner)
