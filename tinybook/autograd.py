@@ -64,9 +64,12 @@ def gradient(self, *targets:Tensor, gradient:Tensor|None=None, materialize_grads
     grads = compute_gradient(self.uop, gradient.cast(self.dtype), [t.uop for t in targets])
     return [grads.get(t.uop, t.zeros_like() if materialize_grads else None) for t in targets]
 @patch_to(Tensor)
-def backward(self, gradient:Tensor|None=None) -> Tensor:
-    "Accumulate the gradient of this tensor into `.grad` of every tensor with `requires_grad` that it depends on."
-    nodes = set(self.uop.toposort)
+def backward(self, gradient:Tensor|None=None, retain_graph:bool=False) -> Tensor:
+    "Accumulate the gradient of this tensor into `.grad` of every tensor with `requires_grad` that it depends on (once, unless `retain_graph`)."
+    if getattr(self, "_backward_done", False):
+        raise RuntimeError("backward() on a tensor whose gradients were added already: the second call would add them again; "
+                           "pass retain_graph=True to the first call if that is meant (as in torch)")
+    self._backward_done, nodes = not retain_graph, set(self.uop.toposort)
     targets = [t for t in list(Tensor._grad_tensors) if t.uop in nodes and dtypes.is_float(t.dtype)]
     for t, g in zip(targets, self.gradient(*targets, gradient=gradient, materialize_grads=True)):
         t.grad = g if t.grad is None else t.grad + g

@@ -4,13 +4,13 @@
 
 # %% ../nbs/05_backends.ipynb #004f5257
 from __future__ import annotations
-import os, hashlib, argparse, numpy as np
+import os, shutil, hashlib, argparse, tempfile, numpy as np
 from typing import Callable
 from .tensor import Tensor, UOp, dtypes, backends, buffer_makers, device_checks, _dev
 from .schedule import kernel_name, run_kernel
 from .codegen import Kernel, hand_coded_opts
 from .renderer import Renderer, CRenderer, outer_loop
-from .runtime.cpu import cache_dir, count, run_backend, host_array, from_host, kernel_runners
+from .runtime.cpu import cache_dir, count, run_backend, host_array, from_host, kernel_runners, c_compiler
 
 # %% auto #0
 __all__ = ['Device', 'Allocator', 'Compiler', 'CompiledDevice', 'run_kernel_on', 'check_device', 'main']
@@ -100,6 +100,7 @@ kernel_runners["DISK"] = run_kernel  # a view of a file's bytes is computed by 0
 # %% ../nbs/05_backends.ipynb #d0145250
 def check_device(name:str) -> str:
     "'works: ...' when `name` computes 2·x + 1 right, else why not."
+    if name == "CPU" and c_compiler() is None: return "not here: no C compiler (install gcc or clang, or set CC), so CPU runs on PYTHON"
     try:
         dev = Device[name] if name in Device.makers else None
         got = (Tensor(np.arange(5, dtype=np.float32), device=name) * 2 + 1).numpy()
@@ -113,3 +114,6 @@ def main(argv:list[str]|None=None):
     a = p.parse_args(argv)
     if a.cmd == "devices":
         for name in sorted({"CPU", "PYTHON", *Device.makers}): print(f"{name:<8} {check_device(name)}")
+        tmp = tempfile.mkdtemp()  # DISK maps a file: one made here for the check
+        try: print(f"{'DISK':<8} {check_device(f'DISK:{tmp}/f').replace(f'{tmp}/f', '<file>')}")
+        finally: shutil.rmtree(tmp)

@@ -336,6 +336,7 @@ class Tensor:
         return self._requires_grad
     @requires_grad.setter
     def requires_grad(self, v):
+        if v and not dtypes.is_float(self.dtype): raise TypeError(f"only float tensors can require gradients, this one is {self.dtype} (as in torch)")
         self._requires_grad = v
         if not v: return Tensor._grad_tensors.discard(self)
         Tensor._grad_tensors.add(self)

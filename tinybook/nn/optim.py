@@ -4,7 +4,7 @@
 
 # %% ../../nbs/02c_optim.ipynb #44aafdcf
 from __future__ import annotations
-from ..tensor import Tensor
+from ..tensor import Tensor, dtypes
 import tinybook.nn  # noqa: F401, Tensor.assign
 
 # %% auto #0
@@ -17,7 +17,7 @@ class Optimizer:
         if (bad := next((i for i, p in enumerate(params) if not isinstance(p, Tensor)), None)) is not None:
             raise TypeError(f"optimizer: params[{bad}] is a {type(params[bad]).__name__}, expected a Tensor (get_parameters(model) gives them)")
         for p in params:
-            if p.requires_grad is None: p.requires_grad = True
+            if p.requires_grad is None and dtypes.is_float(p.dtype): p.requires_grad = True
         self.params = list({id(p): p for p in params if p.requires_grad}.values())
         self.buffers = list({id(p): p for p in params if not p.requires_grad}.values())
         if not self.params: raise ValueError("optimizer: none of the given tensors requires gradients")

@@ -198,7 +198,7 @@ def run_backend(run) -> Callable:
     "A backend: schedule the roots and run each kernel with `run(ast, bufs)`, or with its output device's own runner if it has one."
     def compute(roots:list[UOp]) -> list[np.ndarray]:
         items, outs = schedule_uops(roots)
-        if getenv("DEBUG") >= 1: print(f"realize: {len(items)} kernels")
+        if getenv("DEBUG") >= 1 and items: print(f"realize: {len(items)} kernels")  # a JIT replay's outputs need none
         runner = lambda ast, bufs: kernel_runners.get(bufs[0].device.split(":")[0], run)(ast, bufs)
         for c in capturing: c(items, outs, runner)
         run_schedule(items, runner)
