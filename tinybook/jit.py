@@ -176,8 +176,10 @@ class CapturedJit:
             if s >= 0: self.bufs[s].data = _buf(t).data
         for t, (s, *_) in zip(self.state, self.spec["state"]):
             if s >= 0: self.bufs[s].data = _buf(t).data
-        for ref, s, b in self.owners:  # a weight given a new value since the capture (assign, load_state_dict, another jit) is read anew
-            if (t := ref()) is not None and (nb := _buf(t)) is not None and nb is not b: self.bufs[s].data = nb.data
+        owners = [(t, s, b) for ref, s, b in self.owners if (t := ref()) is not None]
+        if pending := [t for t, _, _ in owners if _buf(t) is None]: Tensor.realize(*pending)  # assigned, not computed yet (opt.lr.assign)
+        for t, s, b in owners:  # a weight given a new value since the capture (assign, load_state_dict, another jit) is read anew
+            if (nb := _buf(t)) is not b: self.bufs[s].data = nb.data
         for step in self.steps: step()
         for ref, s, shape in self.rebind:
             if (t := ref()) is not None: t.uop = _node(self.bufs[s], shape)
@@ -268,6 +270,15 @@ def _plan(cap:_Capture, named:list[tuple[str, Tensor]], in_bufs:list[Buffer], re
     return CapturedJit(spec, libs, proxies, [t for t, _ in state], kernels, temps, owners)
 
 # %% ../nbs/08_jit.ipynb #bf34ba0a
+def _py_values(f) -> dict:
+    "The Python numbers and strings function `f` reads from its globals and its closure: a replay cannot see them change."
+    f = getattr(f, "__func__", f)  # a bound method's function
+    if (code := getattr(f, "__code__", None)) is None: return {}
+    vals = {n: f.__globals__[n] for n in code.co_names if n in f.__globals__}
+    for n, c in zip(code.co_freevars, f.__closure__ or ()):
+        try: vals[n] = c.cell_contents
+        except ValueError: pass  # a closure variable not assigned yet
+    return {n: v for n, v in vals.items() if type(v) in (int, float, bool, str)}
 def _realized(ret):
     "`ret` with every tensor in it realized."
     _leaves(ret, leaves := [])
@@ -294,6 +305,7 @@ class TinyJit:
             raise JitError("the jitted function draws random numbers: their seeds would be frozen into the capture, so every replay repeats them")
         self.captured = _plan(cap, tensors, in_bufs, ret)
         self.names, self.values, self.training, self.cnt = [n for n, _ in tensors], values, training, 2
+        self.pyvals = _py_values(self.fxn)
         return ret
     def _replay(self, tensors:list, values:list):
         if (names := [n for n, _ in tensors]) != self.names:
@@ -304,6 +316,9 @@ class TinyJit:
             if not _same(v, w): raise JitError(f"TinyJit: argument {n} is {v!r}, it was {w!r} at capture: Python values are frozen into the "
                                                "captured kernels (pass a Tensor, or a Variable for an integer that changes)")
         if Tensor.training != self.training: raise JitError(f"TinyJit: Tensor.training is {Tensor.training}, it was {self.training} at capture")
+        if (changed := next((n for n, v in _py_values(self.fxn).items() if not _same(v, self.pyvals.get(n, v))), None)) is not None:
+            raise JitError(f"TinyJit: the jitted function reads {changed} = {_py_values(self.fxn)[changed]!r}, it was {self.pyvals[changed]!r} "
+                           "at capture: Python values are frozen into the captured kernels (pass it as an argument or hold it in a Tensor)")
         return self.captured(*[t for _, t in tensors])
 
 # %% ../nbs/08_jit.ipynb #13f2745c

@@ -21,7 +21,12 @@ class Optimizer:
         self.params = list({id(p): p for p in params if p.requires_grad}.values())
         self.buffers = list({id(p): p for p in params if not p.requires_grad}.values())
         if not self.params: raise ValueError("optimizer: none of the given tensors requires gradients")
-        self.lr = lr
+        self._lr = Tensor([float(lr)], device=self.params[0].device).contiguous().realize()
+    @property
+    def lr(self) -> Tensor: return self._lr  # a tensor (tinygrad's), so a schedule's new value reaches TinyJit's replays
+    @lr.setter
+    def lr(self, v): self._lr.assign(v).realize()  # `opt.lr = 0.01` and `opt.lr.assign(...)` both change that tensor
+    def _lr_for(self, p:Tensor) -> Tensor: return self._lr.reshape(()).cast(p.dtype)
     def zero_grad(self):
         for p in self.params: p.grad = None
     def schedule_step(self) -> list[Tensor]:
@@ -41,7 +46,7 @@ class SGD(Optimizer):
             if self.momentum:
                 b = self.b[i].assign(self.momentum * self.b[i] + g)
                 g = g + self.momentum * b if self.nesterov else b
-            p.assign(p - self.lr * g)
+            p.assign(p - self._lr_for(p) * g)
         return self.b
 
 # %% ../../nbs/02c_optim.ipynb #d138f911
@@ -63,7 +68,7 @@ class LAMB(Optimizer):
             if not self.adam:
                 wn, un = p.square().sum().sqrt(), up.square().sum().sqrt()
                 up = up * ((wn > 0) & (un > 0)).where(wn / un, 1.0)
-            p.assign(p - self.lr * up)
+            p.assign(p - self._lr_for(p) * up)
         return self.m + self.v + [self.b1_t, self.b2_t]
 def AdamW(params:list[Tensor], lr=0.001, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.01) -> LAMB:
     return LAMB(params, lr, b1, b2, eps, weight_decay, adam=True)
