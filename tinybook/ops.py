@@ -6,7 +6,7 @@
 from __future__ import annotations
 import math, functools, numpy as np
 from .tensor import (Tensor, UOp, Ops, GroupOp, DType, dtypes, to_dtype, cast_np, f32_to_bf16, bf16_to_f32, least_upper_dtype,
-                             least_upper_float, sum_acc_dtype, exec_rules, patch_to, argfix, _axis, _py_dtype)
+                             least_upper_float, sum_acc_dtype, exec_rules, patch_to, argfix, getenv, _axis, _py_dtype)
 
 # %% auto #0
 __all__ = ['primitives', 'symbolic_simple', 'UPat', 'PatternMatcher', 'graph_rewrite', 'broadcast_shape']
@@ -622,6 +622,11 @@ def scaled_dot_product_attention(self, key, value, attn_mask=None, dropout_p=0.0
     return qk.softmax(-1).dropout(dropout_p) @ value
 
 # %% ../nbs/01_ops.ipynb #03e3b9d5
+def _in_range(idx:Tensor, lo:int, hi:int, what:str, skip=None) -> Tensor:
+    "`idx`, first read and checked with `CHECK_INDEX=1`: each value in [`lo`, `hi`) or `skip` (unchecked, one out of range reads 0, as in tinygrad)."
+    if getenv("CHECK_INDEX") and (bad := [v for v in idx.numpy().reshape(-1).tolist() if not lo <= v < hi and v != skip]):
+        raise IndexError(f"{what} {bad[0]} is out of range [{lo}, {hi}) ({len(bad)} such; CHECK_INDEX=1 checks, unset it to read 0 as tinygrad)")
+    return idx
 @patch_to(Tensor)
 def one_hot(self, num_classes:int=-1) -> Tensor:
     "Integer labels to one-hot vectors along a new last axis (`num_classes=-1`: max label + 1)."
@@ -637,6 +642,7 @@ def gather(self, dim:int, index:Tensor) -> Tensor:
     if index.ndim != self.ndim or any(i > s for k, (i, s) in enumerate(zip(index.shape, self.shape)) if k != d):
         raise ValueError(f"gather: index shape {index.shape} does not fit input shape {self.shape} outside dimension {d}")
     x = self.shrink(tuple(None if k == d else (0, i) for k, i in enumerate(index.shape))).unsqueeze(-1).transpose(d, -1)
+    index = _in_range(index, 0, self.shape[d], f"gather along dimension {d}")
     return index.unsqueeze(-1).eq(Tensor.arange(self.shape[d], device=self.device)).where(x, 0).sum(-1).cast(self.dtype)
 @patch_to(Tensor)
 def dropout(self, p=0.5) -> Tensor:
@@ -658,7 +664,7 @@ def cross_entropy(self, Y:Tensor, reduction="mean", label_smoothing=0.0) -> Tens
 @patch_to(Tensor)
 def sparse_categorical_crossentropy(self, Y:Tensor, ignore_index=-1, label_smoothing=0.0, reduction="mean") -> Tensor:
     "Cross entropy of logits (classes on the last axis) against integer labels `Y`, skipping `ignore_index`."
-    lp, keep = self.log_softmax(-1), Y.ne(ignore_index)
+    lp, keep = self.log_softmax(-1), _in_range(Y, 0, self.shape[-1], "sparse_categorical_crossentropy label", ignore_index).ne(ignore_index)
     loss = keep.where(-(1 - label_smoothing) * (lp * Y.one_hot(self.shape[-1])).sum(-1) - label_smoothing * lp.mean(-1), 0)
     return loss.sum() / keep.sum() if reduction == "mean" else loss._reduction(reduction)
 @patch_to(Tensor)
@@ -698,7 +704,7 @@ def _index_tensors(self, tix:list) -> Tensor:
             raise IndexError(f"index {i} is out of range for dimension {d} with size {self.shape[d]}")
         i = i if isinstance(i, Tensor) else Tensor(i, self.device, dtypes.int32)
         if not dtypes.is_int(i.dtype): raise IndexError(f"tensor indices must be integers, got {i.dtype}")
-        idxs.append((i < 0).where(i + self.shape[d], i))
+        idxs.append((_in_range(i, -self.shape[d], self.shape[d], f"index along dimension {d}") < 0).where(i + self.shape[d], i))
     B, rest = broadcast_shape(*[i.shape for i in idxs]), [k for k in range(self.ndim) if k not in dims]
     x = self.permute(dims + rest).reshape((1,) * len(B) + tuple(self.shape[k] for k in dims + rest))
     for d, i in zip(dims, idxs):
