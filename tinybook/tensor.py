@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 # %% auto #0
-__all__ = ['promo_lattice', 'backends', 'device_checks', 'ALIASES', 'exec_rules', 'unsupported_dtypes', 'buffer_makers',
+__all__ = ['promo_lattice', 'backends', 'device_checks', 'unsupported_dtypes', 'ALIASES', 'exec_rules', 'buffer_makers',
            'THREEFRY_ROT', 'DType', 'dtypes', 'to_dtype', 'least_upper_dtype', 'least_upper_float', 'sum_acc_dtype',
            'f32_to_bf16', 'bf16_to_f32', 'cast_np', 'patch_to', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta', 'UOp',
            'strides_for', 'View', 'ShapeTracker', 'argfix', 'Tensor', 'getenv', 'Context', 'interpret',
@@ -277,6 +277,7 @@ def st(self) -> ShapeTracker|None:
 def argfix(*x) -> tuple: return tuple(x[0]) if len(x) == 1 and isinstance(x[0], (tuple, list)) else x
 backends = {}  # device name -> function computing a list of UOps into numpy arrays; 04_codegen adds compiled ones
 device_checks: dict = {}  # device name -> fn() that raises when the device cannot be used here (05: its driver is missing)
+unsupported_dtypes: dict[str, set] = {}  # device name -> dtypes its kernels cannot hold (05's WebGPU has no 64-bit types)
 ALIASES, _usable = {"GPU": "CL"}, set()  # tinygrad's older name for OpenCL; the device names checked already
 def _dev(device, check:bool=True) -> str:
     "A device name in upper case (`DEV`, else CPU, when None; `GPU` is CL, an index `:0` is dropped); `disk:<path>` keeps its path."
@@ -290,6 +291,12 @@ def _dev(device, check:bool=True) -> str:
         raise ValueError(f"{what} is unknown: the devices are {', '.join(sorted({'CPU', 'PYTHON', 'DISK:<path>', *backends}))} (GPU is CL)")
     if name in device_checks: device_checks[name]()  # 05: a device whose driver is missing says so here, not at its first kernel
     _usable.add(name); return name
+def _held(d:DType, device:str) -> DType:
+    "`d`, if `device` can hold it: data the device cannot hold is refused where it arrives, not in its first kernel."
+    if d in unsupported_dtypes.get(device, ()):
+        alt = {"int64": "int32", "uint64": "uint32", "float64": "float32", "bfloat16": "float16"}.get(d.name, "another dtype")
+        raise TypeError(f"Tensor: {device} has no {d} (numpy makes int64 and float64 by default): pass dtype=dtypes.{alt} or convert first")
+    return d
 def _py_dtype(a:np.ndarray) -> DType:
     "The dtype of Python values converted by numpy: bool, else the default int or float."
     return {"b": dtypes.bool, "i": dtypes.default_int, "u": dtypes.default_int}.get(a.dtype.kind, dtypes.default_float)
@@ -304,7 +311,7 @@ def _buffer_uop(data, device:str, dtype:DType|None) -> UOp:
         dtype = dtype or (dtypes.default_float if a.size == 0 else _py_dtype(a))
     elif isinstance(data, (np.ndarray, np.generic)): a = np.asarray(data); dtype = dtype or to_dtype(a.dtype)
     else: raise TypeError(f"Tensor: cannot make a tensor from {type(data).__name__}; pass a list, scalar, numpy array or UOp")
-    u = UOp.new_buffer(device, a.size, dtype, cast_np(a, dtype).reshape(-1))
+    u = UOp.new_buffer(device, a.size, _held(dtype, device), cast_np(a, dtype).reshape(-1))
     return u if a.shape == (a.size,) else UOp(Ops.RESHAPE, dtype, (u,), a.shape)
 class Tensor:
     "A lazy n-d array: a handle on the `UOp` graph that computes it."
@@ -386,7 +393,6 @@ def interpret(root:UOp, vals:dict|None=None) -> np.ndarray:
 def _interpret_all(roots:list[UOp]) -> list[np.ndarray]:
     vals = {}
     return [interpret(r, vals) for r in roots]
-unsupported_dtypes: dict[str, set] = {}  # device name -> dtypes its kernels cannot hold (05's WebGPU has no 64-bit types)
 buffer_makers: dict = {}  # device kind -> fn(device, size, dtype) giving `Tensor.empty`'s memory (05's DISK maps a file)
 def is_dtype_supported(d:DType, device:str|None=None) -> bool: return d not in unsupported_dtypes.get(_dev(device, check=False), ())
 def compute(roots:list[UOp]) -> list[np.ndarray]:
@@ -733,4 +739,4 @@ def __getitem__(self, idx) -> Tensor:
 def to(self, device:str) -> Tensor:
     "This tensor on `device` (itself if it is there already)."
     device = _dev(device)
-    return self if device == self.device else Tensor(UOp(Ops.COPY, self.dtype, (UOp(Ops.DEVICE, arg=device), self.uop)))
+    return self if device == self.device else Tensor(UOp(Ops.COPY, _held(self.dtype, device), (UOp(Ops.DEVICE, arg=device), self.uop)))
