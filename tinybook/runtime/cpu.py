@@ -4,7 +4,7 @@
 
 # %% ../../nbs/04b_cpu.ipynb #bf22d94d
 from __future__ import annotations
-import os, json, math, time, ctypes, weakref, functools, shutil, signal, hashlib, warnings, subprocess, tempfile, numpy as np
+import os, sys, json, math, time, ctypes, weakref, functools, shutil, signal, hashlib, warnings, subprocess, tempfile, numpy as np
 from pathlib import Path
 from types import SimpleNamespace
 from concurrent.futures import ThreadPoolExecutor
@@ -16,10 +16,10 @@ from ..renderer import CRenderer, outer_loop
 from ..nn.state import replacing
 
 # %% auto #0
-__all__ = ['CFLAGS', 'THREAD_WORK', 'CHECK_POINTS', 'POOL_BYTES', 'POOL_MIN', 'kernel_runners', 'capturing', 'cache_dir',
-           'c_compiler', 'host_panel', 'host_lanes', 'compile_c', 'CPUProgram', 'GlobalCounters', 'kernel_ops', 'count',
-           'check_opts', 'beam_search', 'host_empty', 'host_array', 'from_host', 'run_kernel_c', 'run_kernel_python',
-           'run_backend']
+__all__ = ['CFLAGS', 'CACHE_FILES', 'THREAD_WORK', 'CHECK_POINTS', 'POOL_BYTES', 'POOL_MIN', 'kernel_runners', 'capturing',
+           'cache_dir', 'c_compiler', 'host_panel', 'host_lanes', 'compile_c', 'trim_cache', 'CPUProgram',
+           'GlobalCounters', 'kernel_ops', 'count', 'check_opts', 'beam_search', 'host_empty', 'host_array',
+           'from_host', 'run_kernel_c', 'run_kernel_python', 'run_backend']
 
 # %% ../../nbs/04b_cpu.ipynb #62f38a93
 CFLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Werror", "-Wno-unused-variable",
@@ -49,13 +49,26 @@ def compile_c(src:str, name:str="kernel", flags:tuple=()) -> Path:
     if (cc := c_compiler()) is None: raise RuntimeError("no C compiler found: install gcc or clang, or set CC")
     args = [f"-march={os.getenv('CPU_ARCH', 'native')}", *CFLAGS, *flags] + ["-Wno-unknown-warning-option"] * ("clang" in Path(cc).name)
     lib = cache_dir() / f"{hashlib.sha256((src + cc + ' '.join(args)).encode()).hexdigest()[:24]}.so"
-    if not lib.exists():
-        lib.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(suffix=".so", dir=lib.parent, delete=False) as tmp: pass
-        r = subprocess.run([cc, *args, "-x", "c", "-", "-o", tmp.name, "-lm"], input=src.encode(), capture_output=True)
-        if r.returncode: os.unlink(tmp.name); raise RuntimeError(f"compiling kernel {name} failed:\n{r.stderr.decode()}")
-        os.replace(tmp.name, lib)
+    if lib.exists(): os.utime(lib); return lib  # its time is its last use: what trim_cache keeps
+    lib.parent.mkdir(parents=True, exist_ok=True); trim_cache()
+    with tempfile.NamedTemporaryFile(suffix=".so", dir=lib.parent, delete=False) as tmp: pass
+    t0 = time.perf_counter(); r = subprocess.run([cc, *args, "-x", "c", "-", "-o", tmp.name, "-lm"], input=src.encode(), capture_output=True)
+    if r.returncode: os.unlink(tmp.name); raise RuntimeError(f"compiling kernel {name} failed:\n{r.stderr.decode()}")
+    os.replace(tmp.name, lib); _compiled[0] += 1; _compiled[1] += time.perf_counter() - t0
+    if _compiled[1] > 5 and not _compiled[2]:  # a first run: say why it is slow, once
+        _compiled[2] = True; print(f"tinybook: compiled {_compiled[0]} new kernels in {_compiled[1]:.0f} s; they are cached in {lib.parent}", file=sys.stderr)
     return lib
+_compiled = [0, 0.0, False]  # kernels this process compiled, the seconds it took, whether it said so
+CACHE_FILES = 4096  # files the kernel cache keeps: past that, the least recently used half goes
+@functools.cache
+def trim_cache() -> int:
+    "Once a process, when it first compiles: remove the least recently used half of `cache_dir()` if it holds over `CACHE_FILES` files."
+    try:
+        fs = sorted((e.stat().st_mtime, e.path) for e in os.scandir(cache_dir()) if e.is_file())
+        old = fs[:len(fs) // 2] if len(fs) > CACHE_FILES else []
+        for _, p in old: os.unlink(p)
+        return len(old)
+    except OSError: return 0  # another process trims too: best effort
 @functools.cache
 def _pool(n:int) -> ThreadPoolExecutor: return ThreadPoolExecutor(n)  # kept: starting threads for every call costs more than small kernels
 class CPUProgram:
