@@ -56,7 +56,8 @@ def compile_c(src:str, name:str="kernel", flags:tuple=()) -> Path:
     if r.returncode: os.unlink(tmp.name); raise RuntimeError(f"compiling kernel {name} failed:\n{r.stderr.decode()}")
     os.replace(tmp.name, lib); _compiled[0] += 1; _compiled[1] += time.perf_counter() - t0
     if _compiled[1] > 5 and not _compiled[2]:  # a first run: say why it is slow, once
-        _compiled[2] = True; print(f"tinybook: compiled {_compiled[0]} new kernels in {_compiled[1]:.0f} s; they are cached in {lib.parent}", file=sys.stderr)
+        _compiled[2] = True
+        print(f"tinybook: compiled {_compiled[0]} new kernels in {_compiled[1]:.0f} s; they are cached in {lib.parent}", file=sys.stderr)
     return lib
 _compiled = [0, 0.0, False]  # kernels this process compiled, the seconds it took, whether it said so
 CACHE_FILES = 4096  # files the kernel cache keeps: past that, the least recently used half goes
