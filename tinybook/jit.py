@@ -6,7 +6,7 @@
 from __future__ import annotations
 import os, gc, json, time, ctypes, hashlib, weakref, functools, numpy as np
 from pathlib import Path
-from .tensor import Tensor, UOp, Ops, Buffer, to_dtype, patch_to, getenv
+from .tensor import Tensor, UOp, Ops, Buffer, to_dtype, patch_to, getenv, cast_np, rng_hooks
 from .schedule import kernel_name
 from .runtime import cpu
 from .runtime.cpu import capturing, compile_c, cache_dir, GlobalCounters, kernel_ops, host_array, from_host
@@ -26,8 +26,14 @@ def _buf(t:Tensor) -> Buffer|None:
     return u.arg if u.op is Ops.BUFFER else None
 class _Capture:
     "What one call did: the schedules it ran, the tensors it realized (graph, new buffer) and the tensors it assigned (old buffer)."
-    def __init__(self): self.runs, self.realized, self.assigned = [], [], {}
+    def __init__(self): self.runs, self.realized, self.assigned, self.draws = [], [], {}, []
     def __call__(self, items:list, outs:dict, run): self.runs.append((items, outs, run))
+    def drew(self, t:Tensor, make): self.draws.append((_buf(t), make))  # 00's rng_hooks: a replay draws anew with `make`
+    def undo(self, rng:int):
+        "Put back what a refused capture changed: the values of the tensors it assigned, and the random counter."
+        for t, old in self.assigned.values():
+            if old is not None: t.uop = _node(old, t.shape)
+        Tensor._rng_counter = rng
 _realize, _numpy, _assign = Tensor.realize, Tensor.numpy, Tensor.assign
 @patch_to(Tensor)
 def realize(self, *lst:Tensor) -> Tensor:
@@ -150,8 +156,8 @@ def _unleaf(tree, vals:list):
 # %% ../nbs/08_jit.ipynb #3f600276
 class CapturedJit:
     "A captured program: buffer slots, the steps that run kernels on them, and the slots of the inputs, the state and the results."
-    def __init__(self, spec:dict, libs:list, bufs:list[Buffer], state:list[Tensor], kernels:list=(), temps:list=(), owners:list=()):
-        self.spec, self.libs, self.bufs, self.state, self.kernels, self.owners = spec, libs, bufs, state, kernels, owners
+    def __init__(self, spec:dict, libs:list, bufs:list[Buffer], state:list[Tensor], kernels:list=(), temps:list=(), owners:list=(), draws:list=()):
+        self.spec, self.libs, self.bufs, self.state, self.kernels, self.owners, self.draws = spec, libs, bufs, state, kernels, owners, draws
         self.rebind = [(weakref.ref(t), s, shape) for t, (_, s, shape) in zip(state, spec["state"])] + list(temps)  # temps: other tensors realized
         fixed, make = set(spec["fixed"]), {"cpu": _CPUBatch, "device": _DeviceBatch}
         self.steps = [make[st["kind"]](st, libs, bufs, fixed) if st["kind"] in make else functools.partial(self._step, st) for st in spec["steps"]]
@@ -180,6 +186,7 @@ class CapturedJit:
         if pending := [t for t, _, _ in owners if _buf(t) is None]: Tensor.realize(*pending)  # assigned, not computed yet (opt.lr.assign)
         for t, s, b in owners:  # a weight given a new value since the capture (assign, load_state_dict, another jit) is read anew
             if (nb := _buf(t)) is not b: self.bufs[s].data = nb.data
+        for s, make in self.draws: self.bufs[s].data = cast_np(make(), self.bufs[s].dtype).reshape(-1)  # in the order the function drew them
         for step in self.steps: step()
         for ref, s, shape in self.rebind:
             if (t := ref()) is not None: t.uop = _node(self.bufs[s], shape)
@@ -267,7 +274,8 @@ def _plan(cap:_Capture, named:list[tuple[str, Tensor]], in_bufs:list[Buffer], re
     consts = {id(b): s for s, (k, b) in enumerate(zip(kinds, bufs)) if k == "const"}  # who holds a constant: found once, in the whole heap
     owners = [(weakref.ref(t), consts[id(b)], b) for t in gc.get_objects() if type(t) is Tensor and id(b := _buf(t)) in consts]
     temps = [(weakref.ref(t), sid[id(b)], t.shape) for t, b in final.values() if id(t) not in cap.assigned]
-    return CapturedJit(spec, libs, proxies, [t for t, _ in state], kernels, temps, owners)
+    draws = [(consts[id(b)], make) for b, make in cap.draws if id(b) in consts]  # random numbers the kernels read: drawn anew each replay
+    return CapturedJit(spec, libs, proxies, [t for t, _ in state], kernels, temps, owners, draws)
 
 # %% ../nbs/08_jit.ipynb #bf34ba0a
 def _py_values(f) -> dict:
@@ -298,12 +306,12 @@ class TinyJit:
         in_bufs, training = [_buf(t) for _, t in tensors], Tensor.training
         if self.cnt == 0: self.cnt = 1; return _realized(self.fxn(*args, **kwargs))
         cap, rng = _Capture(), Tensor._rng_counter
-        capturing.append(cap)
-        try: ret = _realized(self.fxn(*args, **kwargs))
-        finally: capturing.remove(cap)
-        if Tensor._rng_counter != rng:
-            raise JitError("the jitted function draws random numbers: their seeds would be frozen into the capture, so every replay repeats them")
-        self.captured = _plan(cap, tensors, in_bufs, ret)
+        capturing.append(cap); rng_hooks.append(cap.drew)
+        try:
+            try: ret = _realized(self.fxn(*args, **kwargs))
+            finally: capturing.remove(cap); rng_hooks.remove(cap.drew)
+            self.captured = _plan(cap, tensors, in_bufs, ret)
+        except BaseException: cap.undo(rng); raise  # a refused capture changes nothing: no optimizer step, no numbers drawn
         self.names, self.values, self.training, self.cnt = [n for n, _ in tensors], values, training, 2
         self.pyvals = _py_values(self.fxn)
         return ret
@@ -325,6 +333,7 @@ class TinyJit:
 @patch_to(CapturedJit)
 def save(self, path:str|Path) -> None:
     "Write the program (kernel binaries, slots, steps, constants such as weights, and the state's current values) to `path` (.npz)."
+    if self.draws: raise JitError("cannot save: the program draws random numbers, which a saved program cannot draw anew (pass them as inputs)")
     if (k := next((st for st in self.spec["steps"] if st["kind"] == "kernel"), None)) is not None:
         raise JitError(f"cannot save: kernel {kernel_name(self.kernels[k['kernel']][1])} runs on its own, outside a batch "
                        "(on PYTHON, DISK, CL images or with JIT=2)")

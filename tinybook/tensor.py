@@ -11,9 +11,9 @@ from functools import cached_property
 
 # %% auto #0
 __all__ = ['promo_lattice', 'backends', 'device_checks', 'unsupported_dtypes', 'ALIASES', 'exec_rules', 'buffer_makers',
-           'THREEFRY_ROT', 'DType', 'dtypes', 'to_dtype', 'least_upper_dtype', 'least_upper_float', 'sum_acc_dtype',
-           'f32_to_bf16', 'bf16_to_f32', 'cast_np', 'patch_to', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta', 'UOp',
-           'strides_for', 'View', 'ShapeTracker', 'argfix', 'Tensor', 'getenv', 'Context', 'interpret',
+           'THREEFRY_ROT', 'rng_hooks', 'DType', 'dtypes', 'to_dtype', 'least_upper_dtype', 'least_upper_float',
+           'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32', 'cast_np', 'patch_to', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta',
+           'UOp', 'strides_for', 'View', 'ShapeTracker', 'argfix', 'Tensor', 'getenv', 'Context', 'interpret',
            'is_dtype_supported', 'compute', 'threefry2x32']
 
 # %% ../nbs/00_tensor.ipynb #fb7e92a6
@@ -628,20 +628,29 @@ def _uniform01(n:int, dtype:DType) -> np.ndarray:
     return (_random_bits(n) >> np.uint32(32 - bits)).astype(np.float64) * 2.0 ** -bits
 
 # %% ../nbs/00_tensor.ipynb #3e3f60c4
+rng_hooks: list = []  # each is told (tensor, make) for every random tensor: 08's TinyJit calls `make()` again on each replay
+def _drawn(make, device, dtype, requires_grad) -> Tensor:
+    "A tensor of the numbers `make()` draws now (advancing the counter), told to `rng_hooks`."
+    t = Tensor(make(), device, dtype, requires_grad)
+    for h in rng_hooks: h(t, make)
+    return t
+def _normal01(shape:tuple) -> np.ndarray:
+    "Standard normal numbers (Box-Muller, float64) of `shape`."
+    n = math.prod(shape); u = _uniform01(2 * n, dtypes.float64)
+    return (np.sqrt(-2 * np.log1p(-u[:n])) * np.cos(2 * np.pi * u[n:])).reshape(shape)
 @patch_to(Tensor)
 @staticmethod
 def rand(*shape, dtype=None, device=None, requires_grad=None) -> Tensor:
     "Uniform random numbers in [0, 1)."
     shape, dtype = _shape(*shape), to_dtype(dtype or dtypes.default_float)
     if not dtypes.is_float(dtype): raise ValueError(f"rand: dtype must be a float type, got {dtype}")
-    return Tensor(_uniform01(math.prod(shape), dtype).reshape(shape), device, dtype, requires_grad)
+    return _drawn(lambda: _uniform01(math.prod(shape), dtype).reshape(shape), device, dtype, requires_grad)
 @patch_to(Tensor)
 @staticmethod
 def randn(*shape, dtype=None, device=None, requires_grad=None) -> Tensor:
     "Standard normal random numbers (Box-Muller)."
-    shape, n = _shape(*shape), math.prod(_shape(*shape))
-    u = _uniform01(2 * n, dtypes.float64)
-    return Tensor((np.sqrt(-2 * np.log1p(-u[:n])) * np.cos(2 * np.pi * u[n:])).reshape(shape), device, dtype or dtypes.default_float, requires_grad)
+    shape = _shape(*shape)
+    return _drawn(lambda: _normal01(shape), device, dtype or dtypes.default_float, requires_grad)
 @patch_to(Tensor)
 @staticmethod
 def randint(*shape, low=0, high=10, dtype=dtypes.int32, device=None, requires_grad=None) -> Tensor:
@@ -649,20 +658,21 @@ def randint(*shape, low=0, high=10, dtype=dtypes.int32, device=None, requires_gr
     if not (isinstance(low, int) and isinstance(high, int) and high > low):
         raise ValueError(f"randint: need ints low < high, got low={low}, high={high}")
     shape = _shape(*shape)
-    vals = low + ((_random_bits(math.prod(shape)).astype(np.uint64) * (high - low)) >> 32).astype(np.int64)
-    return Tensor(vals.reshape(shape), device, dtype, requires_grad)
+    return _drawn(lambda: low + ((_random_bits(math.prod(shape)).astype(np.uint64) * (high - low)) >> 32).astype(np.int64).reshape(shape),
+                  device, dtype, requires_grad)
 @patch_to(Tensor)
 @staticmethod
 def uniform(*shape, low=0.0, high=1.0, dtype=None, device=None, requires_grad=None) -> Tensor:
     "Uniform random numbers in [`low`, `high`)."
     shape = _shape(*shape)
-    x = low + (high - low) * _uniform01(math.prod(shape), dtypes.float64).reshape(shape)
-    return Tensor(x, device, dtype or dtypes.default_float, requires_grad)
+    return _drawn(lambda: low + (high - low) * _uniform01(math.prod(shape), dtypes.float64).reshape(shape), device,
+                  dtype or dtypes.default_float, requires_grad)
 @patch_to(Tensor)
 @staticmethod
 def normal(*shape, mean=0.0, std=1.0, dtype=None, device=None, requires_grad=None) -> Tensor:
     "Normal random numbers with `mean` and `std`."
-    return Tensor(mean + std * Tensor.randn(*shape, dtype=dtypes.float64).numpy(), device, dtype or dtypes.default_float, requires_grad)
+    shape = _shape(*shape)
+    return _drawn(lambda: mean + std * _normal01(shape), device, dtype or dtypes.default_float, requires_grad)
 @patch_to(Tensor)
 def rand_like(self, **kw) -> Tensor: return Tensor.rand(self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
 @patch_to(Tensor)
