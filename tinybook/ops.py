@@ -351,6 +351,49 @@ def relu6(self) -> Tensor: return self.relu().minimum(6)
 @patch_to(Tensor)
 def hardswish(self) -> Tensor: return self._float() * (self._float() + 3).relu6() * (1 / 6)
 
+# %% ../nbs/01_ops.ipynb #c2d3e4f5
+@patch_to(Tensor)
+def sinh(self) -> Tensor: return (self.exp() - (-self).exp()) * 0.5
+@patch_to(Tensor)
+def cosh(self) -> Tensor: return (self.exp() + (-self).exp()) * 0.5
+@patch_to(Tensor)
+def asinh(self) -> Tensor: return (self.abs() + (self.square() + 1).sqrt()).log() * self.sign()  # odd: exact for large negative x too
+@patch_to(Tensor)
+def acosh(self) -> Tensor: return (self + (self.square() - 1).sqrt()).log()
+@patch_to(Tensor)
+def atanh(self) -> Tensor: return ((1 + self) / (1 - self)).log() * 0.5
+@patch_to(Tensor)
+def log10(self) -> Tensor: return self.log2() * math.log10(2)
+@patch_to(Tensor)
+def isfinite(self) -> Tensor: return (self.isinf() | self.isnan()).logical_not()
+@patch_to(Tensor)
+def selu(self, alpha=1.67326, gamma=1.0507) -> Tensor: return gamma * self.elu(alpha)
+@patch_to(Tensor)
+def swish(self) -> Tensor: return self.silu()
+@patch_to(Tensor)
+def quick_gelu(self) -> Tensor: return self._float() * (self * 1.702).sigmoid()
+@patch_to(Tensor)
+def hardsigmoid(self, alpha=1 / 6, beta=0.5) -> Tensor: return (alpha * self._float() + beta).clip(0, 1)
+@patch_to(Tensor)
+def hardtanh(self, min_val=-1, max_val=1) -> Tensor: return self.clip(min_val, max_val)
+@patch_to(Tensor)
+def softsign(self) -> Tensor: return self._float() / (1 + self.abs())
+@patch_to(Tensor)
+def logsigmoid(self) -> Tensor: return -(-self).softplus()
+@patch_to(Tensor)
+def logaddexp(self, y) -> Tensor: return Tensor.stack(*self._broadcasted(y)).logsumexp(0)
+@patch_to(Tensor)
+def fmod(self, y) -> Tensor:
+    "The remainder with the dividend's sign, as C's fmod and torch's (`%` takes the divisor's)."
+    if dtypes.is_float(self.dtype) or isinstance(y, float) or isinstance(y, Tensor) and dtypes.is_float(y.dtype): return self - (self / y).trunc() * y
+    sy, ay = (y.sign(), y.abs()) if isinstance(y, Tensor) else ((y > 0) - (y < 0), abs(y))
+    return self - (self.abs() // ay) * self.sign() * sy * y
+@patch_to(Tensor)
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    "`|self - other| <= atol + rtol·|other|` elementwise (equal infinities are close; NaNs only with `equal_nan`)."
+    close = self.eq(other) | ((self - other).abs() <= atol + rtol * (other.abs() if isinstance(other, Tensor) else abs(other)))
+    return close | (self.isnan() & (other.isnan() if isinstance(other, Tensor) else math.isnan(other))) if equal_nan else close
+
 # %% ../nbs/01_ops.ipynb #9f98841e
 def _axes(axis, ndim:int) -> tuple:
     if axis is None: return tuple(range(ndim))
@@ -443,6 +486,12 @@ def cumsum(self, axis=0) -> Tensor:
 def cumprod(self, axis=0) -> Tensor:
     "Running product along `axis`."
     return self.prod() if self.ndim == 0 else self._scan(axis, 1, Tensor.prod)
+@patch_to(Tensor)
+def logcumsumexp(self, axis=0) -> Tensor:
+    "Running `logsumexp` along `axis`."
+    return self._float().logsumexp() if self.ndim == 0 else self._float()._scan(axis, -math.inf, Tensor.logsumexp)
+@patch_to(Tensor)
+def softmin(self, axis=-1) -> Tensor: return (-self._float()).softmax(axis)
 @patch_to(Tensor)
 def _scan(self, axis, identity, reduce) -> Tensor:
     "`reduce` over `out[i] = x[j <= i]` (the other places `identity`) along `axis`: a running sum or product in one reduce."
@@ -713,6 +762,33 @@ def _index_tensors(self, tix:list) -> Tensor:
         x = onehot.where(x, 0).sum(len(B)).cast(self.dtype)
     if dims != list(range(dims[0], dims[0] + len(dims))): return x
     return x.permute(list(range(len(B), len(B) + dims[0])) + list(range(len(B))) + list(range(len(B) + dims[0], x.ndim)))
+
+# %% ../nbs/01_ops.ipynb #f5a6b7c8
+@patch_to(Tensor)
+def view(self, *shape) -> Tensor: return self.reshape(*shape)
+@patch_to(Tensor)
+def roll(self, shifts, dims=None) -> Tensor:
+    "Shift elements along `dims` by `shifts` (ints or tuples), wrapping around; over the flattened tensor if `dims` is None."
+    if dims is None: return self.flatten().roll(shifts, 0).reshape(self.shape)
+    x = self
+    for s, d in zip(*(a if isinstance(a, (tuple, list)) else (a,) for a in (shifts, dims))):
+        if (s := s % (n := x.shape[d := _axis(d, x.ndim)])): x = x._shrink_axis(d, n - s, n).cat(x._shrink_axis(d, 0, n - s), dim=d)
+    return x
+@patch_to(Tensor)
+def _shrink_axis(self, d:int, lo:int, hi:int) -> Tensor: return self.shrink(tuple((lo, hi) if k == d else None for k in range(self.ndim)))
+@patch_to(Tensor)
+def repeat_interleave(self, repeats:int, dim=None) -> Tensor:
+    "Each element `repeats` times in a row along `dim` (over the flattened tensor if None)."
+    x, d = (self.flatten(), 0) if dim is None else (self, _axis(dim, self.ndim))
+    return x.unsqueeze(d + 1).expand(*x.shape[:d + 1], repeats, *x.shape[d + 1:]).flatten(d, d + 1)
+@patch_to(Tensor)
+def normalize(self, p=2.0, dim=1, eps=1e-12) -> Tensor:
+    "This tensor divided by its `p`-norm along `dim` (at least `eps`), as torch.nn.functional.normalize."
+    return self / (self.abs() ** p).sum(dim, keepdim=True).pow(1 / p).maximum(eps)
+@patch_to(Tensor)
+def var_mean(self, axis=None, keepdim=False, correction=1) -> tuple: return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
+@patch_to(Tensor)
+def std_mean(self, axis=None, keepdim=False, correction=1) -> tuple: return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
 
 # %% ../nbs/01_ops.ipynb #300c4104
 @patch_to(Tensor)
