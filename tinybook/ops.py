@@ -308,7 +308,10 @@ def lerp(self, end, weight) -> Tensor: return self + (end - self) * weight
 @patch_to(Tensor)
 def isnan(self) -> Tensor: return self.ne(self)
 @patch_to(Tensor)
-def isinf(self) -> Tensor: return self.abs().eq(math.inf) if dtypes.is_float(self.dtype) else self.full_like(False, dtype=dtypes.bool)
+def isinf(self, detect_positive=True, detect_negative=True) -> Tensor:
+    "Where the value is +inf (if `detect_positive`) or -inf (if `detect_negative`)."
+    if not dtypes.is_float(self.dtype): return self.full_like(False, dtype=dtypes.bool)
+    return (self.eq(math.inf) & detect_positive) | (self.eq(-math.inf) & detect_negative)
 @patch_to(Tensor)
 def maximum(self, y) -> Tensor:
     x, y = self._broadcasted(y)
@@ -339,7 +342,8 @@ def elu(self, alpha=1.0) -> Tensor: return (self > 0).where(self._float(), alpha
 @patch_to(Tensor)
 def silu(self) -> Tensor: return self._float() * self.sigmoid()
 @patch_to(Tensor)
-def gelu(self) -> Tensor:
+def gelu(self, approximate="tanh") -> Tensor:
+    if approximate != "tanh": raise NotImplementedError(f"gelu(approximate={approximate!r}): the exact gelu needs erf, which 9/15 adds; use 'tanh'")
     x = self._float()
     return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
 @patch_to(Tensor)
@@ -789,6 +793,44 @@ def normalize(self, p=2.0, dim=1, eps=1e-12) -> Tensor:
 def var_mean(self, axis=None, keepdim=False, correction=1) -> tuple: return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
 @patch_to(Tensor)
 def std_mean(self, axis=None, keepdim=False, correction=1) -> tuple: return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
+
+# %% ../nbs/01_ops.ipynb #c8d9e0f1
+@patch_to(Tensor)
+def cummax(self, axis=0) -> Tensor:
+    "Running max along `axis` (the values, as tinygrad's)."
+    return self if self.ndim == 0 else self._scan(axis, dtypes.min(self.dtype), lambda x, a: x._reduce(Ops.MAX, a))
+@patch_to(Tensor)
+def cummin(self, axis=0) -> Tensor: return -((-self).cummax(axis)) if dtypes.is_float(self.dtype) else ~((~self).cummax(axis))
+@patch_to(Tensor)
+def unfold(self, dim:int, size:int, step:int) -> Tensor:
+    "The windows of `size` every `step` along `dim` as a new last axis (torch's Tensor.unfold)."
+    return self.transpose(d := _axis(dim, self.ndim), -1)._pool((size,), step).transpose(d, -2)
+@patch_to(Tensor)
+def meshgrid(self, *args:Tensor, indexing="ij") -> tuple:
+    "Coordinate grids of this 1-d tensor and `args` (`ij`: matrix indexing; `xy`: the first two swapped, as numpy's)."
+    if indexing not in ("ij", "xy"): raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    ts = [self, *args]; shape = tuple(t.numel() for t in ts)
+    if indexing == "xy" and len(ts) > 1: shape = (shape[1], shape[0]) + shape[2:]
+    axes = [1, 0, *range(2, len(ts))] if indexing == "xy" and len(ts) > 1 else list(range(len(ts)))
+    return tuple(t.reshape(tuple(-1 if k == a else 1 for k in range(len(ts)))).expand(shape) for t, a in zip(ts, axes))
+@patch_to(Tensor)
+def nll_loss(self, Y:Tensor, weight:Tensor|None=None, ignore_index=None, reduction="mean") -> Tensor:
+    "Negative log likelihood of log-probabilities (classes on axis 1) at labels `Y`, weighted by `weight[Y]`, skipping `ignore_index`."
+    x = self.transpose(1, -1) if self.ndim > 2 else self  # (N, ..., C)
+    hit = _in_range(Y, 0, x.shape[-1], "nll_loss label", ignore_index).unsqueeze(-1).eq(Tensor.arange(x.shape[-1], device=self.device))
+    w = hit.where(weight, 0).sum(-1) if weight is not None else Tensor.ones(*Y.shape, device=self.device)
+    w = w * Y.ne(ignore_index) if ignore_index is not None else w
+    loss = -hit.where(x, 0).sum(-1) * w
+    return loss.sum() / w.sum() if reduction == "mean" else loss._reduction(reduction)
+@patch_to(Tensor)
+def nonzero(self) -> Tensor:
+    "The (n, ndim) indices of the nonzero elements: its shape depends on the values, so this reads them (not inside a TinyJit)."
+    return Tensor(np.argwhere(self.numpy()).astype(np.int32), self.device)
+@patch_to(Tensor)
+def masked_select(self, mask:Tensor) -> Tensor:
+    "The elements where `mask` (broadcast) is true, flattened: like `nonzero`, this reads the mask."
+    shape = broadcast_shape(self.shape, mask.shape)
+    return self._expand_to(shape).flatten()[Tensor(np.flatnonzero(mask._expand_to(shape).numpy()).astype(np.int32), self.device)]
 
 # %% ../nbs/01_ops.ipynb #300c4104
 @patch_to(Tensor)

@@ -24,6 +24,10 @@ class DType:
     name: str
     np: type|None  # numpy type of values in the reference interpreter
     def __repr__(self): return f"dtypes.{self.name}"
+    @property
+    def min(self): return dtypes.min(self)  # tinygrad's `dtypes.int8.min`
+    @property
+    def max(self): return dtypes.max(self)
 
 # %% ../nbs/00_tensor.ipynb #bcec1cc6
 class dtypes:
