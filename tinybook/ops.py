@@ -310,8 +310,8 @@ def isnan(self) -> Tensor: return self.ne(self)
 @patch_to(Tensor)
 def isinf(self, detect_positive=True, detect_negative=True) -> Tensor:
     "Where the value is +inf (if `detect_positive`) or -inf (if `detect_negative`)."
-    if not dtypes.is_float(self.dtype): return self.full_like(False, dtype=dtypes.bool)
-    return (self.eq(math.inf) & detect_positive) | (self.eq(-math.inf) & detect_negative)
+    if not dtypes.is_float(self.dtype) or not (detect_positive or detect_negative): return self.full_like(False, dtype=dtypes.bool)
+    return self.abs().eq(math.inf) if detect_positive and detect_negative else self.eq(math.inf if detect_positive else -math.inf)
 @patch_to(Tensor)
 def maximum(self, y) -> Tensor:
     x, y = self._broadcasted(y)

@@ -48,14 +48,13 @@ def c_alu(op:Ops, d:DType, a:list[str]) -> str:
     if op is Ops.BITCAST: return f"({{__typeof__({a[0]}) t = {a[0]}; {c_types[d]} b; __builtin_memcpy(&b, &t, sizeof(b)); b;}})"
     sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>"}[op]
     return f"({a[0]}{sym}{a[1]})"
-def c_index(u:UOp, const=c_const, lanes:bool=False) -> str:
-    "C for an index expression (or a constant, printed by `const`); with `lanes`, one whose value is a vector (a bool: a mask, `&` for `&&`)."
+def c_index(u:UOp, const=c_const, vec:set=frozenset()) -> str:
+    "C for an index expression (or a constant, printed by `const`); nodes in `vec` differ between lanes (a bool one is a mask, `&` for `&&`)."
     if u.op is Ops.CONST: return const(u.arg, u.dtype)
     if u.op is Ops.RANGE: return u.arg[0]
-    vs = [lanes and any(map(is_lane, s.toposort)) for s in u.src]  # which operands are vectors
-    a = [c_index(s, const, v) for s, v in zip(u.src, vs)]
-    if lanes and u.op is Ops.AND: a = [x if v else f"-(int32_t){x}" for x, v in zip(a, vs)]  # a scalar test is 0 or 1, a mask 0 or -1
-    sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<", Ops.AND: "&" if lanes else "&&"}[u.op]
+    a = [c_index(s, const, vec) for s in u.src]
+    if u in vec and u.op is Ops.AND: a = [x if s in vec else f"-(int32_t){x}" for x, s in zip(a, u.src)]  # a scalar test is 0 or 1, a mask 0 or -1
+    sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<", Ops.AND: "&" if u in vec else "&&"}[u.op]
     return f"({a[0]}{sym}{a[1]})"
 def c_bitcast_bf16(u:UOp, a:str) -> str:
     "BITCAST to or from bfloat16, whose C values are floats holding the bfloat16's value."
@@ -158,7 +157,7 @@ class CRenderer(Renderer):
         lane, vec = lane_values(lin)
         names, accs, lines, depth, outer = {}, {}, [], 1, outer_loop(lin)
         vacc = {u.src[0] for u in lin if u.op is Ops.DEFINE_ACC and u in vec}  # reduces whose accumulator is a vector
-        ex = lambda u: names.get(u) or c_index(u, self.const, u in vec)
+        ex = lambda u: names.get(u) or c_index(u, self.const, vec)
         vx = lambda u, d: ex(u) if u in vec else vbroadcast(ex(u), d)  # an operand of a vector op
         def let(u:UOp, code:str):
             names[u] = f"v{len(names)}"
