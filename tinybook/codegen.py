@@ -86,7 +86,7 @@ def sand(a:UOp|None, b:UOp|None) -> UOp|None:
 # %% ../nbs/04_codegen.ipynb #694c04b5
 def unravel(flat:UOp, shape:tuple) -> list[UOp]:
     "The multi-index of row-major `flat` in `shape`."
-    strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    strides = [math.prod(shape[i + 1:]) or 1 for i in range(len(shape))]  # a shape with a 0 holds nothing: any index does
     return [smod(sdiv(flat, st), n) if n > 1 else sint(0) for st, n in zip(strides, shape)]
 def view_index(v:View, idxs:list[UOp]) -> tuple[UOp, UOp|None]:
     "The buffer index of the element at symbolic `idxs` in view `v`, and when it is valid (None: always)."

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import math, functools, numpy as np
 from .tensor import (Tensor, UOp, Ops, GroupOp, DType, dtypes, to_dtype, cast_np, f32_to_bf16, bf16_to_f32, least_upper_dtype,
-                             least_upper_float, sum_acc_dtype, exec_rules, patch_to, argfix, getenv, _axis, _py_dtype)
+                             least_upper_float, sum_acc_dtype, exec_rules, patch_to, argfix, getenv, _axis, _py_dtype, _idx_int)
 
 # %% auto #0
 __all__ = ['primitives', 'symbolic_simple', 'UPat', 'PatternMatcher', 'graph_rewrite', 'broadcast_shape']
@@ -184,7 +184,7 @@ def _float(self) -> Tensor: return self.cast(least_upper_float(self.dtype))
 @patch_to(Tensor)
 def div(self, y, reverse=False, rounding_mode=None) -> Tensor:
     "`self / y`; `rounding_mode` None (true division, float result), 'trunc' or 'floor' (torch's)."
-    if rounding_mode not in (None, "trunc", "floor"): raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+    if rounding_mode not in (None, "trunc", "floor"): raise RuntimeError(f"div: rounding_mode {rounding_mode!r} is not None, 'trunc' or 'floor'")
     x, y = (self if rounding_mode or dtypes.is_float(self.dtype) else self._float())._broadcasted(y, reverse)
     if rounding_mode is None: return x * y.reciprocal()
     if dtypes.is_int(x.dtype):
@@ -206,6 +206,8 @@ def mod(self, y, reverse=False) -> Tensor:
 @patch_to(Tensor, "pow")
 def _pow(self, y, reverse=False) -> Tensor:
     "`self ** y`: square-and-multiply for integral scalar exponents (exact, keeps int types), else `2**(y·log2|x|)` with the sign fixed."
+    if isinstance(y, int) and y < 0 and not reverse and dtypes.is_int(self.dtype):
+        raise RuntimeError(f"pow: an integer tensor to a negative integer power ({y}) is not an integer")
     if not reverse and isinstance(y, (int, float)) and not isinstance(y, bool) and float(y).is_integer() and abs(y) < 2 ** 31:
         acc, sq, k = self.ones_like() if isinstance(y, int) else self._float().ones_like(), self if isinstance(y, int) else self._float(), abs(int(y))
         while k:
@@ -240,11 +242,14 @@ def eq(self, y) -> Tensor: return self.ne(y).logical_not()
 def logical_not(self) -> Tensor: return self.cast(dtypes.bool)._cmp(Ops.CMPNE, True)
 @patch_to(Tensor)
 def _bitop(self, op:Ops, y, reverse=False) -> Tensor:
-    x, y = self._broadcasted(y, reverse)
-    if not (x.dtype is dtypes.bool or dtypes.is_int(x.dtype)): raise TypeError(f"{op.name.lower()} needs bool or integer tensors, got {x.dtype}")
-    return x._apply(op, y)
+    x, yt = self._broadcasted(y, reverse)
+    if not (x.dtype is dtypes.bool or dtypes.is_int(x.dtype)): raise RuntimeError(f"{op.name.lower()} needs bool or integer tensors, got {x.dtype}")
+    if op in (Ops.SHL, Ops.SHR) and not reverse and _idx_int(y) and not 0 <= y < 8 * x.dtype.itemsize:
+        raise ValueError(f"{op.name.lower()}: shift count {y} is out of range [0, {8 * x.dtype.itemsize}) for {x.dtype}")
+    return x._apply(op, yt)
 @patch_to(Tensor)
 def __invert__(self) -> Tensor: return self.logical_not() if self.dtype is dtypes.bool else self._bitop(Ops.XOR, -1)
+Tensor.bitwise_not = Tensor.__invert__
 Tensor.__lt__, Tensor.__gt__ = lambda self, y: self._cmp(Ops.CMPLT, y), lambda self, y: self._cmp(Ops.CMPLT, y, True)
 Tensor.__le__ = lambda self, y: (lambda x, y: (x < y) | x.eq(y))(*self._broadcasted(y))
 Tensor.__ge__ = lambda self, y: (lambda x, y: (x < y) | x.eq(y))(*self._broadcasted(y, True))
@@ -253,7 +258,8 @@ for _n, _op in [("and", Ops.AND), ("or", Ops.OR), ("xor", Ops.XOR), ("lshift", O
     setattr(Tensor, f"__{_n}__", (lambda o: lambda self, y: self._bitop(o, y))(_op))
     setattr(Tensor, f"__r{_n}__", (lambda o: lambda self, y: self._bitop(o, y, True))(_op))
 Tensor.bitwise_and, Tensor.bitwise_or, Tensor.bitwise_xor = Tensor.__and__, Tensor.__or__, Tensor.__xor__
-Tensor.lshift, Tensor.rshift = Tensor.__lshift__, Tensor.__rshift__
+Tensor.lshift = lambda self, x, reverse=False: self._bitop(Ops.SHL, x, reverse)
+Tensor.rshift = lambda self, x, reverse=False: self._bitop(Ops.SHR, x, reverse)
 
 # %% ../nbs/01_ops.ipynb #dc36f6c3
 @patch_to(Tensor)
@@ -323,7 +329,7 @@ def minimum(self, y) -> Tensor:
 @patch_to(Tensor)
 def clip(self, min_=None, max_=None) -> Tensor:
     "Limit values to [`min_`, `max_`] (either may be None)."
-    if min_ is None and max_ is None: raise ValueError("clip: at least one of min_ and max_ must be given")
+    if min_ is None and max_ is None: raise RuntimeError("clip: at least one of min_ and max_ must be given")
     x = self if min_ is None else self.maximum(min_)
     return x if max_ is None else x.minimum(max_)
 Tensor.clamp = Tensor.clip
@@ -385,13 +391,13 @@ def softsign(self) -> Tensor: return self._float() / (1 + self.abs())
 @patch_to(Tensor)
 def logsigmoid(self) -> Tensor: return -(-self).softplus()
 @patch_to(Tensor)
-def logaddexp(self, y) -> Tensor: return Tensor.stack(*self._broadcasted(y)).logsumexp(0)
+def logaddexp(self, other) -> Tensor: return Tensor.stack(*self._broadcasted(other)).logsumexp(0)
 @patch_to(Tensor)
-def fmod(self, y) -> Tensor:
+def fmod(self, x) -> Tensor:
     "The remainder with the dividend's sign, as C's fmod and torch's (`%` takes the divisor's)."
-    if dtypes.is_float(self.dtype) or isinstance(y, float) or isinstance(y, Tensor) and dtypes.is_float(y.dtype): return self - (self / y).trunc() * y
-    sy, ay = (y.sign(), y.abs()) if isinstance(y, Tensor) else ((y > 0) - (y < 0), abs(y))
-    return self - (self.abs() // ay) * self.sign() * sy * y
+    if dtypes.is_float(self.dtype) or isinstance(x, float) or isinstance(x, Tensor) and dtypes.is_float(x.dtype): return self - (self / x).trunc() * x
+    sx, ax = (x.sign(), x.abs()) if isinstance(x, Tensor) else ((x > 0) - (x < 0), abs(x))
+    return self - (self.abs() // ax) * self.sign() * sx * x
 @patch_to(Tensor)
 def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
     "`|self - other| <= atol + rtol·|other|` elementwise (equal infinities are close; NaNs only with `equal_nan`)."
@@ -401,7 +407,8 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
 # %% ../nbs/01_ops.ipynb #9f98841e
 def _axes(axis, ndim:int) -> tuple:
     if axis is None: return tuple(range(ndim))
-    return tuple(sorted({_axis(a, ndim) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))})) if ndim else ()
+    axes = tuple(sorted({_axis(a, ndim) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))}))  # a 0-d tensor takes 0 and -1
+    return axes if ndim else ()
 @patch_to(Tensor)
 def _reduce(self, op:Ops, axis=None, keepdim=False) -> Tensor:
     axes = _axes(axis, self.ndim)
@@ -485,20 +492,21 @@ def logsumexp(self, axis=None, keepdim=False) -> Tensor:
 @patch_to(Tensor)
 def cumsum(self, axis=0) -> Tensor:
     "Running sum along `axis`."
-    return self.sum() if self.ndim == 0 else self._scan(axis, 0, Tensor.sum)
+    return self._scan(axis, 0, Tensor.sum)
 @patch_to(Tensor)
-def cumprod(self, axis=0) -> Tensor:
+def cumprod(self, axis:int) -> Tensor:
     "Running product along `axis`."
-    return self.prod() if self.ndim == 0 else self._scan(axis, 1, Tensor.prod)
+    return self._scan(axis, 1, Tensor.prod)
 @patch_to(Tensor)
 def logcumsumexp(self, axis=0) -> Tensor:
     "Running `logsumexp` along `axis`."
-    return self._float().logsumexp() if self.ndim == 0 else self._float()._scan(axis, -math.inf, Tensor.logsumexp)
+    return self._float()._scan(axis, -math.inf, Tensor.logsumexp)
 @patch_to(Tensor)
-def softmin(self, axis=-1) -> Tensor: return (-self._float()).softmax(axis)
+def softmin(self, axis=-1, dtype=None) -> Tensor: return (-(self.cast(dtype) if dtype else self._float())).softmax(axis)
 @patch_to(Tensor)
 def _scan(self, axis, identity, reduce) -> Tensor:
     "`reduce` over `out[i] = x[j <= i]` (the other places `identity`) along `axis`: a running sum or product in one reduce."
+    if self.ndim == 0: return self.reshape(1)._scan(axis, identity, reduce).reshape(())  # axis 0 or -1, as torch
     x = self.transpose(a := _axis(axis, self.ndim), -1); n = x.shape[-1]
     tri = Tensor.arange(n, device=self.device).unsqueeze(1) >= Tensor.arange(n, device=self.device)
     return reduce(tri.where(x.unsqueeze(-2), identity), -1).transpose(a, -1)
@@ -521,9 +529,9 @@ def dot(self, w, dtype=None) -> Tensor:
     "Matrix product with numpy's `matmul` rules for 1-d and batched operands; accumulates in `dtype` (default: at least 32 bits)."
     w = w if isinstance(w, Tensor) else Tensor(w, self.device)
     n1, n2 = self.ndim, w.ndim
-    if n1 == 0 or n2 == 0: raise ValueError(f"matmul: both operands need at least 1 dimension, got shapes {self.shape} and {w.shape}")
+    if n1 == 0 or n2 == 0: raise RuntimeError(f"matmul: both operands need at least 1 dimension, got shapes {self.shape} and {w.shape}")
     if self.shape[-1] != w.shape[-min(n2, 2)]:
-        raise ValueError(f"matmul: shapes {self.shape} and {w.shape} cannot be multiplied ({self.shape[-1]} != {w.shape[-min(n2, 2)]})")
+        raise RuntimeError(f"matmul: shapes {self.shape} and {w.shape} cannot be multiplied ({self.shape[-1]} != {w.shape[-min(n2, 2)]})")
     x = self.reshape(self.shape[:-1] + (1,) * min(n1 - 1, n2 - 1, 1) + self.shape[-1:])
     w = w.reshape(w.shape[:-2] + (1,) * min(n1 - 1, n2 - 1, 1) + w.shape[-min(n2, 2):]).transpose(-1, -min(n2, 2))
     return (x * w).sum(-1, dtype=dtype).cast(dtype or least_upper_dtype(x.dtype, w.dtype))
@@ -551,9 +559,9 @@ def einsum(formula:str, *operands, dtype=None) -> Tensor:
     if unknown := sorted(set(rhs) - set("".join(ins))): raise ValueError(f"einsum: output index {unknown} appears in no input of '{formula}'")
     letters, xs, sizes = sorted(set("".join(ins))), [], {}
     for s, t in zip(ins, ops):
-        if len(s) != t.ndim: raise ValueError(f"einsum: operand '{s}' has {len(s)} indices but the tensor has shape {t.shape}")
+        if len(s) != t.ndim: raise RuntimeError(f"einsum: operand '{s}' has {len(s)} indices but the tensor has shape {t.shape}")
         for c, n in zip(s, t.shape):
-            if sizes.setdefault(c, n) != n and 1 not in (n, sizes[c]): raise ValueError(f"einsum: index '{c}' has sizes {sizes[c]} and {n}")
+            if sizes.setdefault(c, n) != n and 1 not in (n, sizes[c]): raise RuntimeError(f"einsum: index '{c}' has sizes {sizes[c]} and {n}")
         while len(set(s)) < len(s):
             c = next(c for c in s if s.count(c) > 1); a = s.index(c); b = s.index(c, a + 1)
             t, s = t._diagonal(a, b), "".join(ch for i, ch in enumerate(s) if i not in (a, b)) + c
@@ -569,8 +577,8 @@ def _pool(self, k_:tuple, stride=1, dilation=1) -> Tensor:
     "Sliding windows over the last len(`k_`) axes: (..., i1, i2) -> (..., o1, o2, k1, k2)."
     nk = len(k_); s_, d_, pre, i_ = _tuple(stride, nk), _tuple(dilation, nk), self.shape[:-nk], self.shape[-nk:]
     if self.ndim < nk: raise ValueError(f"a {nk}-d window needs at least {nk} dimensions, got shape {self.shape}")
-    if min(s_ + d_) < 1: raise ValueError(f"stride {s_} and dilation {d_} must be positive")
-    if any(d * (k - 1) + 1 > i for k, d, i in zip(k_, d_, i_)): raise ValueError(f"kernel {k_} with dilation {d_} does not fit in input {i_}")
+    if min(s_ + d_) < 1: raise RuntimeError(f"stride {s_} and dilation {d_} must be positive")
+    if any(d * (k - 1) + 1 > i for k, d, i in zip(k_, d_, i_)): raise RuntimeError(f"kernel {k_} with dilation {d_} does not fit in input {i_}")
     x, o_ = self, [(i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(i_, k_, s_, d_)]
     for j, (k, s, d, i, o) in enumerate(zip(k_, s_, d_, i_, o_)):
         ax, L = len(pre) + 2 * j, i * max(1, -(-(o * s - d) // i)) + d
@@ -634,11 +642,26 @@ def _pool_setup(self, kernel_size, stride, dilation, padding, ceil_mode):
     pre = ((0, 0),) * (self.ndim - nk)
     return k_, s_, d_, pre + pp, pre + tuple((0, e) for e in extra)
 @patch_to(Tensor)
-def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode=False) -> Tensor:
-    "Max over windows of the last len(`kernel_size`) axes (stride defaults to the kernel size; padding is -inf)."
+def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode=False, return_indices=False):
+    "Max over windows of the last len(`kernel_size`) axes (stride: the kernel size; padding: -inf); `return_indices`: and each max's place."
     k_, s_, d_, pads, extra = self._pool_setup(kernel_size, stride, dilation, padding, ceil_mode)
-    x = self.pad(tuple((b, a + e) for (b, a), (_, e) in zip(pads, extra)), value=dtypes.min(self.dtype))
-    return x._pool(k_, s_, d_).max(tuple(range(-len(k_), 0)))
+    pads, nk = tuple((b, a + e) for (b, a), (_, e) in zip(pads, extra)), len(k_)
+    x = self.pad(pads, value=dtypes.min(self.dtype))._pool(k_, s_, d_); mx = x.max(axes := tuple(range(-nk, 0)))
+    if not return_indices: return mx
+    n = math.prod(plane := self.shape[-nk:])  # the first maximum of each window (or NaN), as torch picks it
+    at = Tensor.arange(n, device=self.device).reshape(plane).pad(pads[-nk:], value=n)._pool(k_, s_, d_)
+    return mx, (x.eq(mx.reshape(mx.shape + (1,) * nk)) | x.ne(x)).where(at, n).min(axes)
+@patch_to(Tensor)
+def max_unpool2d(self, indices:Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0, output_size=None) -> Tensor:
+    "Each value put at its flat index from `max_pool2d(return_indices=True)` in a zero plane (of `output_size`, or the pooled input's)."
+    if indices.shape != self.shape: raise ValueError(f"max_unpool2d: indices {indices.shape} must have the input's shape {self.shape}")
+    k_ = _tuple(kernel_size, 2); nk = len(k_)
+    s_, d_, p_ = _tuple(stride if stride is not None else k_, nk), _tuple(dilation, nk), _conv_pad(padding, nk)
+    o_ = tuple(output_size[-nk:]) if output_size is not None else \
+         tuple((i - 1) * s - b - a + d * (k - 1) + 1 for i, k, s, d, (b, a) in zip(self.shape[-nk:], k_, s_, d_, p_))
+    n, pre = math.prod(o_), self.shape[:-nk]
+    hit = indices.reshape(pre + (-1, 1)).eq(Tensor.arange(n, device=self.device))
+    return hit.any(-2).where(hit.where(self.reshape(pre + (-1, 1)), dtypes.min(self.dtype)).max(-2), 0).reshape(pre + o_)
 @patch_to(Tensor)
 def avg_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode=False, count_include_pad=True) -> Tensor:
     "Mean over windows; with `count_include_pad=False` padded positions do not count, and `ceil_mode`'s extra positions never do."
@@ -665,7 +688,9 @@ def batchnorm(self, weight, bias, mean, invstd, axis=1) -> Tensor:
 @patch_to(Tensor)
 def scaled_dot_product_attention(self, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, enable_gqa=False) -> Tensor:
     "softmax(q @ kᵀ / sqrt(d) + mask) @ v, as torch's; a bool `attn_mask` keeps positions where it is True."
-    if is_causal and attn_mask is not None: raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
+    if is_causal and attn_mask is not None: raise RuntimeError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
+    if enable_gqa and self.shape[-3] % key.shape[-3]:
+        raise RuntimeError(f"scaled_dot_product_attention: {self.shape[-3]} query heads cannot share {key.shape[-3]} key/value heads evenly")
     if enable_gqa:  # each key/value head serves a group of query heads
         rep = self.shape[-3] // key.shape[-3]
         key, value = [t.unsqueeze(-3).expand(t.shape[:-2] + (rep,) + t.shape[-2:]).flatten(-4, -3) for t in (key, value)]
@@ -690,10 +715,10 @@ def one_hot(self, num_classes:int=-1) -> Tensor:
 def gather(self, dim:int, index:Tensor) -> Tensor:
     "`out[..., i, ...] = self[..., index[..., i, ...], ...]` along `dim`, as torch.gather."
     if self.ndim == 0 or not dtypes.is_int(index.dtype):
-        raise ValueError(f"gather: needs a tensor of at least 1 dimension and integer indices, got {self.shape} and {index.dtype}")
+        raise RuntimeError(f"gather: needs a tensor of at least 1 dimension and integer indices, got {self.shape} and {index.dtype}")
     d = _axis(dim, self.ndim)
     if index.ndim != self.ndim or any(i > s for k, (i, s) in enumerate(zip(index.shape, self.shape)) if k != d):
-        raise ValueError(f"gather: index shape {index.shape} does not fit input shape {self.shape} outside dimension {d}")
+        raise RuntimeError(f"gather: index shape {index.shape} does not fit input shape {self.shape} outside dimension {d}")
     x = self.shrink(tuple(None if k == d else (0, i) for k, i in enumerate(index.shape))).unsqueeze(-1).transpose(d, -1)
     index = _in_range(index, 0, self.shape[d], f"gather along dimension {d}")
     return index.unsqueeze(-1).eq(Tensor.arange(self.shape[d], device=self.device)).where(x, 0).sum(-1).cast(self.dtype)
@@ -711,6 +736,8 @@ def _reduction(self, reduction:str) -> Tensor:
 def cross_entropy(self, Y:Tensor, reduction="mean", label_smoothing=0.0) -> Tensor:
     "Cross entropy of logits (classes on axis 1, or 0 for 1-d) against class indices or probabilities `Y`."
     ax = 1 if self.ndim > 1 else 0; n = self.shape[ax]
+    if Y.ndim == self.ndim and Y.shape != self.shape:
+        raise RuntimeError(f"cross_entropy: probabilities {Y.shape} must have the logits' shape {self.shape}")
     if Y.ndim < self.ndim: Y = Y.one_hot(n).permute(0, Y.ndim, *range(1, Y.ndim)) if self.ndim > 1 else Y.one_hot(n)  # classes to axis 1
     Y = Y.cast(self.dtype) * (1 - label_smoothing) + label_smoothing / n
     return (-(self.log_softmax(ax) * Y).sum(ax))._reduction(reduction)
@@ -729,7 +756,7 @@ def binary_crossentropy(self, Y:Tensor, reduction="mean") -> Tensor:
 @patch_to(Tensor)
 def cat(self, *args:Tensor, dim=0) -> Tensor:
     "Join tensors along `dim`; every other axis must match."
-    if self.ndim == 0: raise ValueError("cat: zero-dimensional tensors cannot be joined; use stack")
+    if self.ndim == 0: raise IndexError("cat: zero-dimensional tensors cannot be joined; use stack")
     ts, d = (self,) + args, _axis(dim, self.ndim)
     for k, t in enumerate(ts):
         if t.ndim != self.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
@@ -742,6 +769,8 @@ def cat(self, *args:Tensor, dim=0) -> Tensor:
 @patch_to(Tensor)
 def stack(self, *args:Tensor, dim=0) -> Tensor:
     "Stack equal-shaped tensors along a new axis `dim`."
+    if not all(isinstance(t, Tensor) for t in (self, *args)):
+        raise ValueError(f"stack: expected tensors, got {type(self).__name__} first; pass them as Tensor.stack(*ts)")
     for k, t in enumerate(args):
         if t.shape != self.shape: raise ValueError(f"stack: tensor {k + 1} has shape {t.shape}, expected {self.shape}")
     d = _axis(dim, self.ndim + 1)
@@ -751,8 +780,11 @@ def _index_tensors(self, tix:list) -> Tensor:
     "Gather with integer tensor indices `tix` [(axis, index)], numpy's advanced indexing (called by `__getitem__`)."
     dims, idxs = [d for d, _ in tix], []
     for d, i in tix:
+        i = list(i) if isinstance(i, tuple) else i  # a tuple inside an index is a list of indices, as numpy and tinygrad take it
         if isinstance(i, list) and any(isinstance(v, (bool, np.bool_)) for v in np.array(i, dtype=object).reshape(-1)):
             raise IndexError("boolean index lists are not supported: use integer indices, or `where` with a mask")
+        if isinstance(i, list) and (bad := [v for v in np.array(i, dtype=object).reshape(-1) if not isinstance(v, (int, np.integer))]):
+            raise IndexError(f"index lists must hold integers, got {bad[0]!r}")
         if isinstance(i, list) and any(not -self.shape[d] <= v < self.shape[d] for v in np.array(i, dtype=np.int64).reshape(-1)):
             raise IndexError(f"index {i} is out of range for dimension {d} with size {self.shape[d]}")
         i = i if isinstance(i, Tensor) else Tensor(i, self.device, dtypes.int32)
@@ -769,13 +801,15 @@ def _index_tensors(self, tix:list) -> Tensor:
 
 # %% ../nbs/01_ops.ipynb #f5a6b7c8
 @patch_to(Tensor)
-def view(self, *shape) -> Tensor: return self.reshape(*shape)
+def view(self, shape, *args) -> Tensor: return self.reshape(shape, *args)
 @patch_to(Tensor)
 def roll(self, shifts, dims=None) -> Tensor:
     "Shift elements along `dims` by `shifts` (ints or tuples), wrapping around; over the flattened tensor if `dims` is None."
-    if dims is None: return self.flatten().roll(shifts, 0).reshape(self.shape)
+    ss, ds = (tuple(a) if isinstance(a, (tuple, list)) else (a,) for a in (shifts, () if dims is None else dims))
+    if dims is None and len(ss) == 1: return self.flatten().roll(ss[0], 0).reshape(self.shape)
+    if len(ss) != len(ds): raise RuntimeError(f"roll: shifts {shifts} and dims {dims} must have the same length")
     x = self
-    for s, d in zip(*(a if isinstance(a, (tuple, list)) else (a,) for a in (shifts, dims))):
+    for s, d in zip(ss, ds):
         if (s := s % (n := x.shape[d := _axis(d, x.ndim)])): x = x._shrink_axis(d, n - s, n).cat(x._shrink_axis(d, 0, n - s), dim=d)
     return x
 @patch_to(Tensor)
@@ -798,7 +832,7 @@ def std_mean(self, axis=None, keepdim=False, correction=1) -> tuple: return self
 @patch_to(Tensor)
 def cummax(self, axis=0) -> Tensor:
     "Running max along `axis` (the values, as tinygrad's)."
-    return self if self.ndim == 0 else self._scan(axis, dtypes.min(self.dtype), lambda x, a: x._reduce(Ops.MAX, a))
+    return self._scan(axis, dtypes.min(self.dtype), lambda x, a: x._reduce(Ops.MAX, a))
 @patch_to(Tensor)
 def cummin(self, axis=0) -> Tensor: return -((-self).cummax(axis)) if dtypes.is_float(self.dtype) else ~((~self).cummax(axis))
 @patch_to(Tensor)
@@ -808,7 +842,7 @@ def unfold(self, dim:int, size:int, step:int) -> Tensor:
 @patch_to(Tensor)
 def meshgrid(self, *args:Tensor, indexing="ij") -> tuple:
     "Coordinate grids of this 1-d tensor and `args` (`ij`: matrix indexing; `xy`: the first two swapped, as numpy's)."
-    if indexing not in ("ij", "xy"): raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    if indexing not in ("ij", "xy"): raise RuntimeError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
     ts = [self, *args]; shape = tuple(t.numel() for t in ts)
     if indexing == "xy" and len(ts) > 1: shape = (shape[1], shape[0]) + shape[2:]
     axes = [1, 0, *range(2, len(ts))] if indexing == "xy" and len(ts) > 1 else list(range(len(ts)))
@@ -822,15 +856,24 @@ def nll_loss(self, Y:Tensor, weight:Tensor|None=None, ignore_index=None, reducti
     w = w * Y.ne(ignore_index) if ignore_index is not None else w
     loss = -hit.where(x, 0).sum(-1) * w
     return loss.sum() / w.sum() if reduction == "mean" else loss._reduction(reduction)
+def _compact(m:Tensor, rows:Tensor, size:int, fill_value) -> Tensor:
+    "The `rows` (n, k) where flat bool `m` (n,) is true, in order, as `size` rows: cut off, or filled up with `fill_value`."
+    hit = m & m.cast(dtypes.int32).cumsum().eq(Tensor.arange(1, size + 1, device=m.device).unsqueeze(1))  # (size, n): slot r holds the (r+1)th
+    return hit.any(1, keepdim=True).where(hit.unsqueeze(-1).where(rows, 0).sum(1), fill_value).cast(rows.dtype)
 @patch_to(Tensor)
-def nonzero(self) -> Tensor:
-    "The (n, ndim) indices of the nonzero elements: its shape depends on the values, so this reads them (not inside a TinyJit)."
-    return Tensor(np.argwhere(self.numpy()).astype(np.int32), self.device)
+def nonzero(self, size:int|None=None, fill_value=0) -> Tensor:
+    "The (n, ndim) indices of the nonzero elements; without a `size` n depends on the values, so this reads them (not inside a TinyJit)."
+    if size is None: return Tensor(np.argwhere(self.numpy()).astype(np.int32), self.device)
+    st = Tensor([math.prod(self.shape[d + 1:]) for d in range(self.ndim)], dtype=dtypes.int32, device=self.device)
+    at = Tensor.arange(self.numel(), device=self.device).unsqueeze(1) // st % Tensor(list(self.shape), dtype=dtypes.int32, device=self.device)
+    return _compact(self.flatten().ne(0), at, size, fill_value)
 @patch_to(Tensor)
-def masked_select(self, mask:Tensor) -> Tensor:
-    "The elements where `mask` (broadcast) is true, flattened: like `nonzero`, this reads the mask."
-    shape = broadcast_shape(self.shape, mask.shape)
-    return self._expand_to(shape).flatten()[Tensor(np.flatnonzero(mask._expand_to(shape).numpy()).astype(np.int32), self.device)]
+def masked_select(self, mask:Tensor, size:int|None=None, fill_value=0) -> Tensor:
+    "The elements where `mask` (broadcast) is true, flattened; without a `size`, like `nonzero`, this reads the mask."
+    if mask.dtype is not dtypes.bool: raise RuntimeError(f"masked_select: mask must be bool, got {mask.dtype}")
+    shape = broadcast_shape(self.shape, mask.shape); x, m = self._expand_to(shape).flatten(), mask._expand_to(shape).flatten()
+    if size is None: return x[Tensor(np.flatnonzero(m.numpy()).astype(np.int32), self.device)]
+    return _compact(m, x.unsqueeze(1), size, fill_value).reshape(size)
 
 # %% ../nbs/01_ops.ipynb #300c4104
 @patch_to(Tensor)

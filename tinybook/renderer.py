@@ -101,6 +101,8 @@ def vector_alu(op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:
     "C for `op` on vector operands `a` with result dtype `d` (`sd`: the operands' dtype)."
     T = vtype(d)
     if op is Ops.WHERE: return f"(({T})(((vint32_t)({a[1]})&{a[0]})|((vint32_t)({a[2]})&~{a[0]})))"
+    if op in (Ops.MAX, Ops.MUL) and d is dtypes.bool: return f"({a[0]}{'|' if op is Ops.MAX else '&'}{a[1]})"  # a true mask is -1: max is or
+    if op is Ops.CMPLT and sd is dtypes.bool: return f"(~{a[0]}&{a[1]})"  # false < true
     if op is Ops.MAX: return vector_alu(Ops.WHERE, d, [f"(({a[0]}>{a[1]})|({a[0]}!={a[0]}))" if dtypes.is_float(d) else f"({a[0]}>{a[1]})", *a])
     if op is Ops.CAST and d is dtypes.bool: return f"({a[0]}!=({vtype(sd)}){{}})"
     if op is Ops.CAST: return f"__builtin_convertvector({'-' * (sd is dtypes.bool)}({a[0]}), {T})"  # a true mask is -1

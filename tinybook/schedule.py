@@ -71,7 +71,11 @@ def contiguous(self) -> Tensor:
     "This value, computed into a buffer of its own (a kernel boundary)."
     return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
 @patch_to(Tensor)
-def clone(self) -> Tensor: return self.contiguous()  # a copy in its own buffer: a later `assign` to this tensor leaves it be
+def clone(self, device:str|None=None) -> Tensor:
+    "A copy in its own buffer (on `device`, if given), with a clone of the gradient, as tinygrad's: a later `assign` to this tensor leaves it be."
+    ret = (self if device is None else self.to(device)).contiguous()
+    if self.grad is not None: ret.grad = self.grad.clone(device)
+    return ret
 
 # %% ../nbs/03_schedule.ipynb #b4fa3719
 def _shared_reduce(built:dict) -> UOp|None:

@@ -438,7 +438,7 @@ def reshape(self, *shape) -> Tensor:
     shape, n = tuple(cur[i] if s is None else s for i, s in enumerate(shape)), math.prod(cur)
     if not all(isinstance(s, (int, np.integer)) and s >= -1 for s in shape):
         raise ValueError(f"reshape: invalid shape {shape}, sizes must be ints >= -1")
-    if shape.count(-1) > 1: raise ValueError(f"reshape: invalid shape {shape}, only one -1 allowed")
+    if shape.count(-1) > 1: raise RuntimeError(f"reshape: invalid shape {shape}, only one -1 allowed")
     shape = tuple(int(s) for s in shape)
     if -1 in shape:
         rest = math.prod(s for s in shape if s != -1)
@@ -449,7 +449,7 @@ def reshape(self, *shape) -> Tensor:
 def permute(self, *order) -> Tensor:
     "Reorder the axes: axis i of the result is axis `order[i]` of self."
     order = tuple(_axis(a, self.ndim) for a in argfix(*order))
-    if sorted(order) != list(range(self.ndim)): raise ValueError(f"permute: {argfix(*order)} is not a permutation of the {self.ndim} axes")
+    if sorted(order) != list(range(self.ndim)): raise RuntimeError(f"permute: {argfix(*order)} is not a permutation of the {self.ndim} axes")
     return self if order == tuple(range(self.ndim)) else self._mop(Ops.PERMUTE, order)
 @patch_to(Tensor)
 def expand(self, *shape) -> Tensor:
@@ -474,7 +474,7 @@ def _pad_arg(padding, ndim:int) -> tuple:
 @patch_to(Tensor)
 def pad(self, padding, mode:str="constant", value=0.0) -> Tensor:
     "Pad each axis with `value`; `padding` is per axis (before, after) or torch's flat form. Negative amounts crop."
-    if mode != "constant": raise ValueError(f"pad: mode {mode!r} is not supported, only 'constant'")
+    if mode != "constant": raise NotImplementedError(f"pad: mode {mode!r} is not supported, only 'constant'")
     arg = _pad_arg(padding, self.ndim)
     x = self.shrink(tuple((-min(b, 0), s + min(e, 0)) for s, (b, e) in zip(self.shape, arg)))
     arg = tuple((max(b, 0), max(e, 0)) for b, e in arg)
@@ -491,6 +491,7 @@ def shrink(self, arg) -> Tensor:
 def flip(self, *axis) -> Tensor:
     "Reverse the order of elements along the given axes."
     axes = {_axis(a, self.ndim) for a in argfix(*axis)}
+    if len(axes) != len(argfix(*axis)): raise RuntimeError(f"flip: {argfix(*axis)} names an axis twice")
     return self if not axes else self._mop(Ops.FLIP, tuple(i in axes for i in range(self.ndim)))
 
 # %% ../nbs/00_tensor.ipynb #f4c7a8d0
@@ -505,7 +506,7 @@ Tensor.T = property(lambda self: self.permute(tuple(range(self.ndim))[::-1]), do
 def squeeze(self, dim=None) -> Tensor:
     "Remove size-1 axes (all of them, or axis `dim` if it has size 1)."
     if dim is None: return self.reshape(tuple(s for s in self.shape if s != 1))
-    ds = {_axis(d, self.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))} if self.ndim else set()
+    ds = {_axis(d, self.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}  # a 0-d tensor takes 0 and -1
     return self.reshape(tuple(s for i, s in enumerate(self.shape) if i not in ds or s != 1))
 @patch_to(Tensor)
 def unsqueeze(self, dim:int) -> Tensor:
@@ -597,6 +598,7 @@ def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad=None
 def linspace(start, stop, steps:int, dtype=None, device=None, requires_grad=None) -> Tensor:
     "`steps` evenly spaced values from `start` to `stop` inclusive."
     if steps < 0: raise ValueError(f"linspace: steps must be non-negative, got {steps}")
+    if dtype is not None and to_dtype(dtype) is dtypes.bool: raise ValueError("linspace: dtype bool has no evenly spaced values")
     return Tensor(np.linspace(start, stop, steps, dtype=np.float64), device, dtype or dtypes.default_float, requires_grad)
 @patch_to(Tensor)
 @staticmethod
@@ -728,7 +730,7 @@ def _index_plan(self, idx):
     for i in idx:
         if i is None: shape.append(1); continue
         n = self.shape[d]
-        if isinstance(i, (Tensor, list)): ranges.append((0, n)); steps.append(1); tix.append((len(shape), i)); shape.append(n)
+        if isinstance(i, (Tensor, list, tuple)): ranges.append((0, n)); steps.append(1); tix.append((len(shape), i)); shape.append(n)
         elif isinstance(i, slice):
             start, stop, step = i.indices(n); m = len(range(start, stop, step))
             if step < 0: flips.append(d); start, step = n - 1 - start, -step
