@@ -417,7 +417,7 @@ def _reduce(self, op:Ops, axis=None, keepdim=False) -> Tensor:
 @patch_to(Tensor, "sum")
 def _sum(self, axis=None, keepdim=False, dtype=None) -> Tensor:
     "Sum over `axis` (an int, a tuple, or None for all), accumulating in at least 32 bits unless `dtype` is given."
-    ret = self.cast(to_dtype(dtype) if dtype else sum_acc_dtype(self.dtype))._reduce(Ops.ADD, axis, keepdim)
+    ret = self.cast(to_dtype(dtype) if dtype is not None else sum_acc_dtype(self.dtype))._reduce(Ops.ADD, axis, keepdim)
     return ret.cast(self.dtype) if dtype is None and self.dtype in (dtypes.float16, dtypes.bfloat16) else ret
 def _nonempty(x:Tensor, name:str, axis) -> Tensor:
     "`x`, if no axis in `axis` is empty: a max, min, argmax or argmin of nothing has no value (torch refuses it too)."
@@ -434,7 +434,7 @@ def _min(self, axis=None, keepdim=False) -> Tensor:
 def prod(self, axis=None, keepdim=False, dtype=None) -> Tensor:
     "Product over `axis`, by multiplying the two halves of the axis until one element is left."
     axes = _axes(axis, self.ndim); keep = [i for i in range(self.ndim) if i not in axes]
-    x = self.cast(dtype or (self.dtype if dtypes.is_float(self.dtype) else sum_acc_dtype(self.dtype))).permute(keep + list(axes))
+    x = self.cast(dtype if dtype is not None else self.dtype if dtypes.is_float(self.dtype) else sum_acc_dtype(self.dtype)).permute(keep + list(axes))
     x = x.reshape(x.shape[:len(keep)] + (math.prod(x.shape[len(keep):]),))
     while x.shape[-1] != 1:
         x = x.pad(((0, 0),) * len(keep) + ((0, int(x.shape[-1] % 2 == 1 or x.shape[-1] == 0)),), value=1)

@@ -65,7 +65,8 @@ def to_dtype(x) -> DType:
     if isinstance(x, str) and x in _by_name: return _by_name[x]
     try: return _from_np[np.dtype(x).newbyteorder("=")]
     except (TypeError, KeyError): pass
-    raise TypeError(f"unknown dtype {x!r}; expected a DType or one of: {', '.join(sorted(_by_name))}")
+    err = AttributeError if isinstance(x, str) else TypeError  # a name dtypes lacks (tinygrad's getattr(dtypes, x)), or not a dtype at all
+    raise err(f"unknown dtype {x!r}; expected a DType or one of: {', '.join(sorted(_by_name))}")
 
 # %% ../nbs/00_tensor.ipynb #09194cba
 promo_lattice = {dtypes.bool: [dtypes.int8, dtypes.uint8], dtypes.int8: [dtypes.int16], dtypes.int16: [dtypes.int32],
