@@ -4,16 +4,16 @@
 
 # %% ../nbs/05_backends.ipynb #004f5257
 from __future__ import annotations
-import os, shutil, hashlib, argparse, tempfile, numpy as np
+import os, shutil, hashlib, argparse, tempfile, weakref, numpy as np
 from typing import Callable
 from .tensor import Tensor, UOp, dtypes, backends, buffer_makers, device_checks, _dev
 from .schedule import kernel_name, run_kernel
 from .codegen import Kernel, hand_coded_opts
 from .renderer import Renderer, CRenderer, outer_loop
-from .runtime.cpu import cache_dir, count, run_backend, host_array, from_host, kernel_runners, c_compiler
+from .runtime.cpu import cache_dir, count, run_backend, host_array, host_empty, host_value, kernel_runners, c_compiler, GlobalCounters
 
 # %% auto #0
-__all__ = ['Device', 'Allocator', 'Compiler', 'CompiledDevice', 'run_kernel_on', 'check_device', 'main']
+__all__ = ['Device', 'Allocator', 'Compiler', 'CompiledDevice', 'DeviceMemory', 'run_kernel_on', 'check_device', 'main']
 
 # %% ../nbs/05_backends.ipynb #00245ea1
 class Allocator:
@@ -62,6 +62,23 @@ class _Registry:
 Device = _Registry()
 
 # %% ../nbs/05_backends.ipynb #69ed2833
+class DeviceMemory:
+    "A buffer's value in memory `mem` of device `dev`, laid out as `dev.host_dtype` lays it; freed when no `Buffer` holds it."
+    def __init__(self, dev:CompiledDevice, mem, size:int, dtype):
+        self.dev, self.mem, self.size, self.dtype = dev, mem, size, dtype
+        weakref.finalize(self, dev.allocator.free, mem)
+    def to_host(self) -> np.ndarray:
+        "The value copied to the host (counted in `GlobalCounters.device_to_host`)."
+        h = host_empty(self.size, np.uint16 if self.dtype is dtypes.bfloat16 else self.dev.host_dtype(self.dtype))
+        self.dev.allocator.copyout(h, self.mem); GlobalCounters.device_to_host += h.nbytes
+        return host_value(self.dtype, h)
+def _device_mem(dev:CompiledDevice, b, image_width:int|None=None):
+    "Memory on `dev` holding buffer `b`'s value: where it lives, or a copy of its host value (kept on `b`, unless it is an image)."
+    if b.dev_mem is not None and b.dev_mem.dev is dev and image_width is None: return b.dev_mem.mem
+    h = host_array(b, False, dev.host_dtype(b.dtype))
+    m = dev.allocator.alloc(max(h.nbytes, 1), image_width); dev.allocator.copyin(m, h); GlobalCounters.host_to_device += h.nbytes
+    if image_width is None: b.dev_mem = DeviceMemory(dev, m, b.size, b.dtype)
+    return m
 _programs: dict[tuple, tuple] = {}  # (device, kernel AST, images) -> (name, source, program, global size)
 def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
     "Compile kernel `ast` for `dev` (once) and run it on `bufs`, counting it in `GlobalCounters`."
@@ -72,13 +89,13 @@ def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
         src = dev.render(name, lin, images)
         _programs[key] = (name, src, dev.runtime(name, dev.compiler.compile(src)), outer_loop(lin).arg[1] if outer_loop(lin) else 1)
     name, src, prog, n = _programs[key]
-    host = [host_array(b, i < len(ast.src), dev.host_dtype(b.dtype)) for i, b in enumerate(bufs)]
-    mem = [dev.allocator.alloc(max(h.nbytes, 1), images.get(i)) for i, h in enumerate(host)]
-    for m, h in list(zip(mem, host))[len(ast.src):]: dev.allocator.copyin(m, h)
-    tm = prog(*mem, global_size=(n,))
-    for b, m, h in zip(bufs[:len(ast.src)], mem, host):
-        dev.allocator.copyout(h, m); from_host(b, h)
-    for m in mem: dev.allocator.free(m)
+    item = lambda d: 2 if d is dtypes.bfloat16 else np.dtype(dev.host_dtype(d)).itemsize
+    outs = [DeviceMemory(dev, dev.allocator.alloc(max(b.size * item(b.dtype), 1)), b.size, b.dtype) for b in bufs[:len(ast.src)]]
+    ins = [_device_mem(dev, b, images.get(i)) for i, b in enumerate(bufs) if i >= len(ast.src)]
+    tm = prog(*[o.mem for o in outs], *ins, global_size=(n,))
+    for b, o in zip(bufs, outs): b.data, b.dev_mem = None, o  # the value is on the device now; the host's is gone
+    for i, m in enumerate(ins, len(ast.src)):
+        if i in images: dev.allocator.free(m)
     count(dev.name, name, ast, bufs, tm, src)
 
 # %% ../nbs/05_backends.ipynb #8add0f64

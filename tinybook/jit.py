@@ -128,9 +128,12 @@ class _DeviceBatch:
     def __call__(self):
         a, t0 = self.dev.allocator, time.perf_counter()
         for s in self.st["ins"] + [s for s in self.st["consts"] if self.bufs[s].data is not self.sent.get(s)]:
-            a.copyin(self.mem[s], host_array(self.bufs[s], False, self.dt(s))); self.sent[s] = self.bufs[s].data
+            a.copyin(self.mem[s], h := host_array(self.bufs[s], False, self.dt(s))); self.sent[s] = self.bufs[s].data
+            GlobalCounters.host_to_device += h.nbytes
         self.launch()
-        for s in self.st["outs"]: a.copyout(h := host_array(self.bufs[s], True, self.dt(s)), self.mem[s]); from_host(self.bufs[s], h)
+        for s in self.st["outs"]:
+            a.copyout(h := host_array(self.bufs[s], True, self.dt(s)), self.mem[s]); from_host(self.bufs[s], h)
+            GlobalCounters.device_to_host += h.nbytes
         _count(self.dev.name, len(self.st["calls"]), self.st["ops"], self.st["mem"], time.perf_counter() - t0)
     def __del__(self):
         for m in getattr(self, "mem", {}).values(): self.dev.allocator.free(m)

@@ -126,7 +126,18 @@ class GroupOp:
 
 # %% ../nbs/00_tensor.ipynb #9dd6899a
 class Buffer:
-    def __init__(self, device:str, size:int, dtype:DType, data=None): self.device, self.size, self.dtype, self.data = device, size, dtype, data
+    def __init__(self, device:str, size:int, dtype:DType, data=None):
+        self.device, self.size, self.dtype, self._data, self.dev_mem = device, size, dtype, data, None
+    @property
+    def data(self):
+        "The value as a flat host array (copied from the device the first time it is asked for)."
+        if self._data is None and self.dev_mem is not None: self._data = self.dev_mem.to_host()
+        return self._data
+    @data.setter
+    def data(self, v): self._data, self.dev_mem = v, None
+    def alias(self) -> Buffer:
+        "A new Buffer holding this one's value, wherever it is (how `realize` wraps a kernel's output)."
+        b = Buffer(self.device, self.size, self.dtype, self._data); b.dev_mem = self.dev_mem; return b
     def __repr__(self): return f"<Buffer {self.device} {self.size} {self.dtype}>"
 
 # %% ../nbs/00_tensor.ipynb #90f83f3a
@@ -400,8 +411,8 @@ def _interpret_all(roots:list[UOp]) -> list[np.ndarray]:
     return [interpret(r, vals) for r in roots]
 buffer_makers: dict = {}  # device kind -> fn(device, size, dtype) giving `Tensor.empty`'s memory (05's DISK maps a file)
 def is_dtype_supported(d:DType, device:str|None=None) -> bool: return d not in unsupported_dtypes.get(_dev(device, check=False), ())
-def compute(roots:list[UOp]) -> list[np.ndarray]:
-    "The values of `roots` (on one device), computed by that device's backend, or by the interpreter if it has none."
+def compute(roots:list[UOp]) -> list:
+    "The values of `roots` (on one device): `Buffer`s from that device's backend, or arrays from the interpreter if it has none."
     return backends.get(roots[0].device, _interpret_all)(roots)
 @patch_to(Tensor)
 def realize(self, *lst:Tensor) -> Tensor:
@@ -410,14 +421,14 @@ def realize(self, *lst:Tensor) -> Tensor:
     for dev in dict.fromkeys(t.device for t in todo):
         ts = [t for t in todo if t.device == dev]
         for t, a in zip(ts, compute([t.uop for t in ts])):
-            a = np.ascontiguousarray(a).reshape(-1)
-            shape, t.uop = t.shape, UOp.new_buffer(t.device, a.size, t.dtype, a)
-            if shape != (a.size,): t.uop = UOp(Ops.RESHAPE, t.dtype, (t.uop,), shape)
+            b = a.alias() if isinstance(a, Buffer) else Buffer(t.device, a.size, t.dtype, np.ascontiguousarray(a).reshape(-1))
+            shape, t.uop = t.shape, UOp(Ops.BUFFER, t.dtype, (UOp(Ops.DEVICE, arg=t.device),), b)
+            if shape != (b.size,): t.uop = UOp(Ops.RESHAPE, t.dtype, (t.uop,), shape)
     return self
 @patch_to(Tensor)
 def numpy(self) -> np.ndarray:
     "The value as a new numpy array (bfloat16 comes back as float32); the tensor keeps its graph."
-    return np.array(compute([self.uop])[0]).reshape(self.shape)
+    return np.array(r.data if isinstance(r := compute([self.uop])[0], Buffer) else r).reshape(self.shape)
 @patch_to(Tensor)
 def tolist(self): return self.numpy().tolist()
 @patch_to(Tensor)

@@ -19,7 +19,7 @@ from ..nn.state import replacing
 __all__ = ['CFLAGS', 'CACHE_FILES', 'THREAD_WORK', 'CHECK_POINTS', 'POOL_BYTES', 'POOL_MIN', 'kernel_runners', 'capturing',
            'cache_dir', 'c_compiler', 'host_panel', 'host_lanes', 'compile_c', 'trim_cache', 'CPUProgram',
            'GlobalCounters', 'kernel_ops', 'count', 'check_opts', 'beam_search', 'host_empty', 'host_array',
-           'from_host', 'run_kernel_c', 'run_kernel_python', 'run_backend']
+           'host_value', 'from_host', 'run_kernel_c', 'run_kernel_python', 'run_backend']
 
 # %% ../../nbs/04b_cpu.ipynb #62f38a93
 CFLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Werror", "-Wno-unused-variable",
@@ -97,10 +97,11 @@ class CPUProgram:
 
 # %% ../../nbs/04b_cpu.ipynb #8d12eb9f
 class GlobalCounters:
-    "Totals since the last `reset()`: kernels run, operations, bytes read and written, seconds in kernels."
-    kernel_count, global_ops, global_mem, time_sum_s = 0, 0, 0, 0.0
+    "Totals since the last `reset()`: kernels run, operations, bytes read and written, seconds in kernels, bytes copied to and from devices."
+    kernel_count, global_ops, global_mem, time_sum_s, host_to_device, device_to_host = 0, 0, 0, 0.0, 0, 0
     @staticmethod
-    def reset(): GlobalCounters.kernel_count, GlobalCounters.global_ops, GlobalCounters.global_mem, GlobalCounters.time_sum_s = 0, 0, 0, 0.0
+    def reset():
+        G = GlobalCounters; G.kernel_count, G.global_ops, G.global_mem, G.time_sum_s, G.host_to_device, G.device_to_host = 0, 0, 0, 0.0, 0, 0
 @functools.cache
 def kernel_ops(ast:UOp) -> int:
     "Operations a kernel performs: each ALU op once per output element, times the reduce size under a reduce."
@@ -180,9 +181,10 @@ def host_array(b, out:bool, dt=None) -> np.ndarray:
     "Buffer `b` as a kernel sees it: a new array if it is an output; bfloat16 as its 16 bits, else as numpy dtype `dt` (its own)."
     if b.dtype is dtypes.bfloat16: return host_empty(b.size, np.uint16) if out else f32_to_bf16(b.data)
     return host_empty(b.size, dt or b.dtype.np) if out else np.ascontiguousarray(b.data, dt or b.dtype.np)
-def from_host(b, a:np.ndarray) -> None:
-    "Store a kernel's output array `a` (as `host_array` made it) in buffer `b`."
-    b.data = bf16_to_f32(a) if b.dtype is dtypes.bfloat16 else a.astype(b.dtype.np, copy=False)
+def host_value(d, a:np.ndarray) -> np.ndarray:
+    "A kernel's output array `a` (as `host_array` made it for dtype `d`) as the host holds a value of `d`."
+    return bf16_to_f32(a) if d is dtypes.bfloat16 else a.astype(d.np, copy=False)
+def from_host(b, a:np.ndarray) -> None: b.data = host_value(b.dtype, a)
 def _arrays(ast:UOp, bufs:list) -> list[np.ndarray]: return [host_array(b, i < len(ast.src)) for i, b in enumerate(bufs)]
 def run_kernel_c(ast:UOp, bufs:list) -> None:
     "Compile kernel `ast` (once) and run it on the CPU with `bufs`, counting it in `GlobalCounters`."
@@ -210,13 +212,13 @@ kernel_runners: dict[str, Callable] = {}  # device kind -> how a kernel writing 
 capturing: list[Callable] = []  # 08's TinyJit, while it captures a call: each is told every schedule run (items, root buffers, runner)
 def run_backend(run) -> Callable:
     "A backend: schedule the roots and run each kernel with `run(ast, bufs)`, or with its output device's own runner if it has one."
-    def compute(roots:list[UOp]) -> list[np.ndarray]:
+    def compute(roots:list[UOp]) -> list:
         items, outs = schedule_uops(roots)
         if getenv("DEBUG") >= 1 and items: print(f"realize: {len(items)} kernels")  # a JIT replay's outputs need none
         runner = lambda ast, bufs: kernel_runners.get(bufs[0].device.split(":")[0], run)(ast, bufs)
         for c in capturing: c(items, outs, runner)
         run_schedule(items, runner)
-        return [outs[r].data.reshape(r.shape) for r in roots]
+        return [outs[r] for r in roots]
     return compute
 def _run_kernel_cpu(ast:UOp, bufs:list) -> None:
     if (ast, host_lanes()) in _programs or c_compiler() is not None: return run_kernel_c(ast, bufs)  # the compiler is looked for once per new kernel
