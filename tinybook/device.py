@@ -22,6 +22,7 @@ class Allocator:
     def free(self, buf): pass
     def copyin(self, buf, src:np.ndarray): buf[:] = src.view(np.uint8).reshape(-1)
     def copyout(self, dest:np.ndarray, buf): dest.view(np.uint8).reshape(-1)[:] = buf
+    def copy(self, dest, src, nbytes:int): dest[:nbytes] = src[:nbytes]  # device to device, the host not involved
 class Compiler:
     "Source to binary, cached on disk under a hash of the source and the compiler's `key` (its target and version)."
     def __init__(self, key:str): self.key = key

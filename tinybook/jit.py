@@ -9,9 +9,9 @@ from pathlib import Path
 from .tensor import Tensor, UOp, Ops, Buffer, to_dtype, patch_to, getenv, cast_np, rng_hooks
 from .schedule import kernel_name
 from .runtime import cpu
-from .runtime.cpu import capturing, compile_c, cache_dir, GlobalCounters, kernel_ops, host_array, from_host
+from .runtime.cpu import capturing, compile_c, cache_dir, GlobalCounters, kernel_ops, host_array
 from . import device
-from .device import Device
+from .device import Device, DeviceMemory
 import tinybook.nn  # noqa: F401, Tensor.assign
 from .nn.state import replacing
 
@@ -124,16 +124,19 @@ class _DeviceBatch:
         self.mem = {s: dev.allocator.alloc(max(1, host_array(bufs[s], True, self.dt(s)).nbytes)) for s in used}
         calls = [(dev.runtime(name, libs[li]), [self.mem[s] for s in slots], (n,)) for li, name, slots, n, *_ in st["calls"]]
         self.launch = dev.graph(calls) if hasattr(dev, "graph") else lambda: [prog(*mem, global_size=gs) for prog, mem, gs in calls]
-        self.sent = {}  # const slot -> the array last copied in (a weight is copied again only when it has a new value)
+        self.sent = {}  # const slot -> the value last put in (a weight is put in again only when it has a new value)
+    def nbytes(self, s:int) -> int: return max(1, host_array(self.bufs[s], True, self.dt(s)).nbytes)
     def __call__(self):
         a, t0 = self.dev.allocator, time.perf_counter()
-        for s in self.st["ins"] + [s for s in self.st["consts"] if self.bufs[s].data is not self.sent.get(s)]:
-            a.copyin(self.mem[s], h := host_array(self.bufs[s], False, self.dt(s))); self.sent[s] = self.bufs[s].data
-            GlobalCounters.host_to_device += h.nbytes
+        val = lambda b: b.dev_mem if b.dev_mem is not None else b.data
+        for s in self.st["ins"] + [s for s in self.st["consts"] if val(self.bufs[s]) is not self.sent.get(s)]:
+            b = self.bufs[s]; self.sent[s] = val(b)
+            if b.dev_mem is not None and b.dev_mem.dev is self.dev: a.copy(self.mem[s], b.dev_mem.mem, self.nbytes(s))  # on the device already
+            else: a.copyin(self.mem[s], h := host_array(b, False, self.dt(s))); GlobalCounters.host_to_device += h.nbytes
         self.launch()
-        for s in self.st["outs"]:
-            a.copyout(h := host_array(self.bufs[s], True, self.dt(s)), self.mem[s]); from_host(self.bufs[s], h)
-            GlobalCounters.device_to_host += h.nbytes
+        for s in self.st["outs"]:  # a copy of its own on the device: the next replay writes this slot again
+            b = self.bufs[s]; o = DeviceMemory(self.dev, a.alloc(n := self.nbytes(s)), b.size, b.dtype); a.copy(o.mem, self.mem[s], n)
+            b.data, b.dev_mem = None, o
         _count(self.dev.name, len(self.st["calls"]), self.st["ops"], self.st["mem"], time.perf_counter() - t0)
     def __del__(self):
         for m in getattr(self, "mem", {}).values(): self.dev.allocator.free(m)
@@ -141,7 +144,7 @@ class _DeviceBatch:
 # %% ../nbs/08_jit.ipynb #7d3eb4ff
 def _node(b:Buffer, shape) -> UOp:
     "A new `BUFFER` node over slot `b`'s current memory, shaped `shape`."
-    u = UOp.new_buffer(b.device, b.size, b.dtype, b.data)
+    u = UOp(Ops.BUFFER, b.dtype, (UOp(Ops.DEVICE, arg=b.device),), b.alias())
     return u if tuple(shape) == (b.size,) else UOp(Ops.RESHAPE, b.dtype, (u,), tuple(shape))
 def _leaves(x, out:list):
     "The return value `x` as a tree whose leaves index `out` (which gets the tensors): Tensors, None, and lists, tuples and dicts of them."
@@ -182,13 +185,13 @@ class CapturedJit:
         self.check(tensors)
         if tensors: Tensor.realize(*tensors)
         for t, s in zip(tensors, self.spec["in_slots"]):
-            if s >= 0: self.bufs[s].data = _buf(t).data
+            if s >= 0: self.bufs[s].share(_buf(t))
         for t, (s, *_) in zip(self.state, self.spec["state"]):
-            if s >= 0: self.bufs[s].data = _buf(t).data
+            if s >= 0: self.bufs[s].share(_buf(t))
         owners = [(t, s, b) for ref, s, b in self.owners if (t := ref()) is not None]
         if pending := [t for t, _, _ in owners if _buf(t) is None]: Tensor.realize(*pending)  # assigned, not computed yet (opt.lr.assign)
         for t, s, b in owners:  # a weight given a new value since the capture (assign, load_state_dict, another jit) is read anew
-            if (nb := _buf(t)) is not b: self.bufs[s].data = nb.data
+            if (nb := _buf(t)) is not b: self.bufs[s].share(nb)
         for s, make in self.draws: self.bufs[s].data = cast_np(make(), self.bufs[s].dtype).reshape(-1)  # in the order the function drew them
         for step in self.steps: step()
         for ref, s, shape in self.rebind:
@@ -272,8 +275,9 @@ def _plan(cap:_Capture, named:list[tuple[str, Tensor]], in_bufs:list[Buffer], re
                 inputs=[[n, list(t.shape), t.dtype.name, t.device, list(getattr(t, "_var", ())) or None] for n, t in named],
                 in_slots=[sid.get(id(b), -1) for b in in_bufs], state=[[sid.get(id(o), -1), slot(t), list(t.shape)] for t, o in state],
                 outs=[[slot(t), list(t.shape)] for t in leaves], ret=tree, steps=steps, fixed=fixed)
-    proxies = [Buffer(b.device, b.size, b.dtype, b.data if k == "const" else np.empty(b.size, b.dtype.np) if k == "inter" else None)
-               for k, b in zip(kinds, bufs)]
+    proxies = [Buffer(b.device, b.size, b.dtype, np.empty(b.size, b.dtype.np) if k == "inter" else None) for k, b in zip(kinds, bufs)]
+    for p, k, b in zip(proxies, kinds, bufs):
+        if k == "const": p.share(b)
     consts = {id(b): s for s, (k, b) in enumerate(zip(kinds, bufs)) if k == "const"}  # who holds a constant: found once, in the whole heap
     owners = [(weakref.ref(t), consts[id(b)], b) for t in gc.get_objects() if type(t) is Tensor and id(b := _buf(t)) in consts]
     temps = [(weakref.ref(t), sid[id(b)], t.shape) for t, b in final.values() if id(t) not in cap.assigned]

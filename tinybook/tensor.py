@@ -135,9 +135,12 @@ class Buffer:
         return self._data
     @data.setter
     def data(self, v): self._data, self.dev_mem = v, None
+    def share(self, other:Buffer) -> None:
+        "Hold `other`'s value, wherever it is, without copying it."
+        self._data, self.dev_mem = other._data, other.dev_mem
     def alias(self) -> Buffer:
-        "A new Buffer holding this one's value, wherever it is (how `realize` wraps a kernel's output)."
-        b = Buffer(self.device, self.size, self.dtype, self._data); b.dev_mem = self.dev_mem; return b
+        "A new Buffer holding this one's value (how `realize` wraps a kernel's output)."
+        (b := Buffer(self.device, self.size, self.dtype)).share(self); return b
     def __repr__(self): return f"<Buffer {self.device} {self.size} {self.dtype}>"
 
 # %% ../nbs/00_tensor.ipynb #90f83f3a

@@ -88,6 +88,7 @@ class _CLAllocator(Allocator):
         (w, h), px = buf.shape, np.zeros(buf.shape[0] * buf.shape[1] * 4, np.float32)
         px[:src.size] = src.reshape(-1); self.d.cl.enqueue_copy(self.d.queue, buf, px.reshape(h, w, 4), origin=(0, 0), region=(w, h))
     def copyout(self, dest:np.ndarray, buf): self.d.cl.enqueue_copy(self.d.queue, dest, buf).wait()
+    def copy(self, dest, src, nbytes:int): self.d.cl.enqueue_copy(self.d.queue, dest, src, byte_count=nbytes)  # queued in order, no wait
 class _CLCompiler(Compiler):
     def __init__(self, d:CLDevice): super().__init__(f"cl-{d.dev.name}-{d.dev.driver_version}".replace(" ", "_").replace("/", "_")); self.d = d
     def compile_uncached(self, src:str) -> bytes:

@@ -83,6 +83,7 @@ class _CUDAAllocator(Allocator):
     def free(self, buf): self.d.check(self.d.cu.cuMemFree_v2(buf))
     def copyin(self, buf, src:np.ndarray): self.d.check(self.d.cu.cuMemcpyHtoD_v2(buf, _ptr(src), ctypes.c_size_t(src.nbytes)))
     def copyout(self, dest:np.ndarray, buf): self.d.check(self.d.cu.cuMemcpyDtoH_v2(_ptr(dest), buf, ctypes.c_size_t(dest.nbytes)))
+    def copy(self, dest, src, nbytes:int): self.d.check(self.d.cu.cuMemcpyDtoD_v2(dest, src, ctypes.c_size_t(nbytes)))
 def _ptr(a:np.ndarray) -> ctypes.c_void_p: return ctypes.c_void_p(a.ctypes.data)
 class _CUDAProgram:
     def __init__(self, d:CUDADevice, name:str, lib:bytes):

@@ -57,6 +57,7 @@ class _MetalAllocator(Allocator):
     def free(self, buf): self.d.msg(buf, "release")
     def copyin(self, buf, src:np.ndarray): ctypes.memmove(self.d.msg(buf, "contents"), src.ctypes.data, src.nbytes)
     def copyout(self, dest:np.ndarray, buf): ctypes.memmove(dest.ctypes.data, self.d.msg(buf, "contents"), dest.nbytes)
+    def copy(self, dest, src, nbytes:int): ctypes.memmove(self.d.msg(dest, "contents"), self.d.msg(src, "contents"), nbytes)  # shared memory
 class _MetalProgram:
     def __init__(self, d:MetalDevice, name:str, lib:bytes):
         err, P = ctypes.c_void_p(), ctypes.POINTER(ctypes.c_void_p)

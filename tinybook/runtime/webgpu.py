@@ -86,6 +86,9 @@ class _WGPUAllocator(Allocator):
         b = src.reshape(-1).view(np.uint8); self.d.dev.queue.write_buffer(buf, 0, np.pad(b, (0, -len(b) % 4)))
     def copyout(self, dest:np.ndarray, buf):
         dest.reshape(-1).view(np.uint8)[:] = np.frombuffer(self.d.dev.queue.read_buffer(buf), np.uint8)[:dest.nbytes]
+    def copy(self, dest, src, nbytes:int):
+        enc = self.d.dev.create_command_encoder(); enc.copy_buffer_to_buffer(src, 0, dest, 0, (nbytes + 3) // 4 * 4)
+        self.d.dev.queue.submit([enc.finish()])
 class _WGPUProgram:
     def __init__(self, d:WebGPUDevice, name:str, lib:bytes):
         self.d = d
