@@ -34,6 +34,7 @@ def main():
     for c in cs:
         d = inputs(c); ref = reference(c, d)
         rows.append(run_case(c, "tinybook", tb.make, d, ref, a.quick, GlobalCounters))
+        if c.workload in tb.ON_CL: rows.append(run_case(c, "tinybook CL", tb.make_cl, d, ref, a.quick))
         for name, (make, on) in inproc.items():  # the TinyJit launch row is tinybook against tinygrad.jit alone
             if c.workload in on and (c.workload, c.p.get("mode")) != ("launch", "jit"): rows.append(run_case(c, name, make, d, ref, a.quick))
     tg, tg_notes, info["tinygrad"] = peers.tinygrad_rows(a.workloads, a.quick)

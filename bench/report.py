@@ -3,7 +3,7 @@ import datetime, json, os, platform, subprocess
 from pathlib import Path
 from tinybook.runtime.cpu import host_lanes
 
-PEERS = ("numpy", "torch", "torch.compile", "tinygrad", "tinygrad.jit")
+PEERS = ("tinybook CL", "numpy", "torch", "torch.compile", "tinygrad", "tinygrad.jit")
 COLS = "{:<11} {:<19} {:>29} {:<13} {:>14} {:>8}"  # the 29 hold tinybook's time, metric and kernel count
 RATIO = "ratio = peer time / tinybook time: >1 means tinybook is faster, <1 the peer is"
 

@@ -24,9 +24,9 @@ def _launch(x:Tensor, depth:int, mode:str):
     jc = TinyJit(lambda v: chain(v, depth))
     return lambda: jc(x)
 
-def make(case, d:dict):
-    "A call that runs `case` once in tinybook on the arrays `d` (loaded into fresh tensors here)."
-    t, w = {k: Tensor(v.copy()).realize() for k, v in d.items()}, case.workload
+def make(case, d:dict, device:str|None=None):
+    "A call that runs `case` once in tinybook on the arrays `d` (loaded into fresh tensors on `device`, default `DEV`, here)."
+    t, w = {k: Tensor(v.copy(), device=device).realize() for k, v in d.items()}, case.workload
     if w == "matmul": return lambda: (t["a"] @ t["b"]).realize()
     if w == "conv2d": return lambda: t["x"].conv2d(t["w"], padding=1).realize()
     if w == "elementwise": return lambda: (t["a"] * t["b"] + t["c"]).relu().exp().realize()
@@ -34,3 +34,6 @@ def make(case, d:dict):
     if w == "layernorm": return lambda: t["x"].layernorm().realize()
     if w == "mlp": return _mlp(t, case.p["mode"] == "jit")
     return _launch(t["x"], case.p["depth"], case.p["mode"])
+
+ON_CL = ("matmul", "mlp")  # the workloads with a `tinybook CL` row: the same code on DEV=CL (PoCL on a CPU, a GPU's driver elsewhere)
+def make_cl(case, d:dict): return make(case, d, "CL")

@@ -133,7 +133,7 @@ class Renderer:
     def render(self, name:str, lin:list[UOp]) -> str: raise NotImplementedError
 class CRenderer(Renderer):
     "C for the CPU. Other languages (05) override the hooks: `prelude`, `buf_type`, `signature`, `loop`, `bitcast`, `const`, `alu`, ..."
-    device = "CPU"
+    device, rounded = "CPU", {dtypes.bfloat16: "rbf"}  # rounded: dtypes computed as float, rounded to theirs after each op by this function
     @property
     def lane_supported(self) -> set: return self.supported - {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.TRUNC}  # no vector libm
     def const(self, v, d:DType) -> str: return c_const(v, d)
@@ -163,7 +163,7 @@ class CRenderer(Renderer):
         vx = lambda u, d: ex(u) if u in vec else vbroadcast(ex(u), d)  # an operand of a vector op
         def let(u:UOp, code:str):
             names[u] = f"v{len(names)}"
-            if u.dtype is dtypes.bfloat16 and u.op is not Ops.LOAD: code = f"rbf({code})"
+            if (r := self.rounded.get(u.dtype)) and u.op is not Ops.LOAD: code = f"{r}({code})"
             lines.append((depth, f"{vtype(u.dtype)} {names[u]} = {code};" if u in vec else self.decl(u.dtype, names[u], code)))
         if lane is not None: lines.append((1, f"{vtype(dtypes.int32)} {lane.arg[0]} = {{{', '.join(map(str, range(lane.arg[1])))}}};"))
         for u in lin:
@@ -173,7 +173,7 @@ class CRenderer(Renderer):
             elif u.op is Ops.DEFINE_ACC:
                 red, acc = u.src[0], f"acc{len(accs)}"
                 accs[red], names[red] = acc, f"{hred_name(red.arg, red.dtype)}({acc})" if lane in red.src else acc
-                if u.dtype is dtypes.bfloat16: names[red] = f"rbf({acc})"
+                if r := self.rounded.get(u.dtype): names[red] = f"{r}({acc})"
                 init = self.const(u.arg, u.dtype)
                 decl = f"{vtype(u.dtype)} {acc} = {vbroadcast(init, u.dtype)};" if u in vec else self.decl(u.dtype, acc, init, mutable=True)
                 lines.append((depth, decl))

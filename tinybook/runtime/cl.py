@@ -5,12 +5,12 @@
 # %% ../../nbs/05a_cl.ipynb #3a2bbb8b
 from __future__ import annotations
 import os, numpy as np
-from ..tensor import UOp, DType, dtypes, unsupported_dtypes
+from ..tensor import UOp, DType, dtypes
 from ..renderer import CRenderer, c_types
 from ..device import Allocator, Compiler, CompiledDevice, Device
 
 # %% auto #0
-__all__ = ['cl_types', 'CL_PRELUDE', 'CL_BF16', 'CL_IMAGE', 'OpenCLRenderer', 'CLDevice']
+__all__ = ['cl_types', 'CL_PRELUDE', 'CL_BF16', 'CL_HALF', 'CL_IMAGE', 'OpenCLRenderer', 'CLDevice']
 
 # %% ../../nbs/05a_cl.ipynb #084993eb
 cl_types = {dtypes.bool: "bool", dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.int16: "short", dtypes.uint16: "ushort",
@@ -22,6 +22,11 @@ CL_BF16 = """float bf2f(ushort b) { return as_float((uint)b << 16); }
 ushort f2bf(float f) { uint u = as_uint(f); return f != f ? 0x7FC0 : (ushort)((u + 0x7FFF + ((u >> 16) & 1)) >> 16); }
 float rbf(float f) { return bf2f(f2bf(f)); }
 """
+CL_HALF = """#define _Float16 float  /* no cl_khr_fp16: a half is stored in 16 bits and computes as a float, rounded to half after each op */
+ushort h2u(float f) { ushort u; vstore_half(f, 0, (half*)&u); return u; }
+float u2h(ushort u) { return vload_half(0, (half*)&u); }
+float rh(float f) { return u2h(h2u(f)); }
+"""
 CL_IMAGE = """__constant sampler_t smp = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;
 float img_ld(read_only image2d_t im, int w, int i) {  /* element i of a float buffer stored as RGBA pixels, w pixels a row */
   float4 v = read_imagef(im, smp, (int2)((i >> 2) % w, (i >> 2) / w)); int c = i & 3;
@@ -30,12 +35,13 @@ float img_ld(read_only image2d_t im, int w, int i) {  /* element i of a float bu
 """
 class OpenCLRenderer(CRenderer):
     device, has_local = "CL", True
-    def __init__(self, fp16:bool=False, images:dict|None=None): self.fp16, self.images = fp16, images or {}  # images: param -> width
+    def __init__(self, fp16:bool=False, images:dict|None=None):
+        self.fp16, self.images = fp16, images or {}  # images: param -> width
+        self.rounded = CRenderer.rounded | ({} if fp16 else {dtypes.float16: "rh"})
     def prelude(self, lin:list[UOp]) -> str:
         ds = {u.dtype for u in lin}
-        if dtypes.float16 in ds and not self.fp16: raise NotImplementedError("CL: float16 needs a device with cl_khr_fp16")
         return ("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" * (dtypes.float64 in ds) +
-                "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\ntypedef half _Float16;\n" * (dtypes.float16 in ds) +
+                ("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\ntypedef half _Float16;\n" if self.fp16 else CL_HALF) * (dtypes.float16 in ds) +
                 CL_PRELUDE + CL_BF16 * (dtypes.bfloat16 in ds) + CL_IMAGE * bool(self.images))
     def buf_type(self, d:DType) -> str: return "uchar" if d is dtypes.bool else "ushort" if d is dtypes.bfloat16 else cl_types[d]
     def signature(self, name:str, params:list) -> str:
@@ -43,9 +49,15 @@ class OpenCLRenderer(CRenderer):
         return f"__kernel void {name}({', '.join(args)})"
     def load(self, u:UOp, idx:str) -> str:
         p = u.src[0].arg
+        if u.dtype is dtypes.float16 and not self.fp16: return f"vload_half({idx}, data{p})"
         return f"img_ld(data{p}, {self.images[p]}, {idx})" if p in self.images else super().load(u, idx)
+    def store(self, u:UOp, idx:str, val:str) -> str:
+        if u.src[2].dtype is dtypes.float16 and not self.fp16: return f"vstore_half((float){val}, {idx}, data{u.src[0].arg});"
+        return super().store(u, idx, val)
     def loop(self, u:UOp, outer:bool) -> str: return f"{{ int {u.arg[0]} = get_global_id(0);" if outer else super().loop(u, False)
     def bitcast(self, u:UOp, a:str) -> str:
+        if dtypes.float16 in (u.dtype, u.src[0].dtype) and not self.fp16:  # a half's bits are what vstore_half writes
+            return f"u2h(as_ushort({a}))" if u.dtype is dtypes.float16 else f"as_{cl_types[u.dtype]}(h2u({a}))"
         if u.src[0].dtype is dtypes.bfloat16: return f"as_{cl_types[u.dtype]}(f2bf({a}))"
         return f"bf2f(as_ushort({a}))" if u.dtype is dtypes.bfloat16 else f"as_{cl_types[u.dtype]}({a})"
 
@@ -60,7 +72,6 @@ class CLDevice(CompiledDevice):
         self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
         super().__init__("CL", _CLAllocator(self), OpenCLRenderer(fp16="cl_khr_fp16" in dev.extensions),
                          _CLCompiler(self), lambda name, lib: _CLProgram(self, name, lib))
-        if not self.renderer.fp16: unsupported_dtypes["CL"] = {dtypes.float16}
     def __repr__(self): return f"<Device CL {self.dev.name.strip()} ({self.dev.platform.version.strip()[:24]})>"
     def images(self, ast:UOp, bufs:list) -> tuple:
         "With `IMAGE=1`, the float32 inputs as RGBA float images whose rows are a multiple of `IMAGE_PITCH` bytes (default 64)."
