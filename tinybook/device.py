@@ -10,7 +10,8 @@ from .tensor import Tensor, UOp, dtypes, backends, buffer_makers, device_checks,
 from .schedule import kernel_name, run_kernel
 from .codegen import Kernel, hand_coded_opts
 from .renderer import Renderer, CRenderer, outer_loop
-from .runtime.cpu import cache_dir, count, run_backend, host_array, host_empty, host_value, kernel_runners, c_compiler, GlobalCounters
+from .runtime.cpu import (cache_dir, count, run_backend, host_array, host_empty, host_value, kernel_runners, c_compiler, GlobalCounters,
+                                  CompiledKernel, compiled_kernels)
 
 # %% auto #0
 __all__ = ['Device', 'Allocator', 'Compiler', 'CompiledDevice', 'DeviceMemory', 'run_kernel_on', 'check_device', 'main']
@@ -80,16 +81,16 @@ def _device_mem(dev:CompiledDevice, b, image_width:int|None=None):
     m = dev.allocator.alloc(max(h.nbytes, 1), image_width); dev.allocator.copyin(m, h); GlobalCounters.host_to_device += h.nbytes
     if image_width is None: b.dev_mem = DeviceMemory(dev, m, b.size, b.dtype)
     return m
-_programs: dict[tuple, tuple] = {}  # (device, kernel AST, images) -> (name, source, program, global size)
 def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
     "Compile kernel `ast` for `dev` (once) and run it on `bufs`, counting it in `GlobalCounters`."
     images = dict(key_images := dev.images(ast, bufs))
-    if (key := (dev.name, ast, key_images)) not in _programs:
+    if (key := (dev.name, ast, key_images)) not in compiled_kernels:
         name, k = kernel_name(ast), Kernel(ast)
         lin = Kernel(ast, hand_coded_opts(k)).linearize(dev.renderer.supported)
         src = dev.render(name, lin, images)
-        _programs[key] = (name, src, dev.runtime(name, dev.compiler.compile(src)), outer_loop(lin).arg[1] if outer_loop(lin) else 1)
-    name, src, prog, n = _programs[key]
+        n = outer_loop(lin).arg[1] if outer_loop(lin) else 1
+        compiled_kernels[key] = CompiledKernel(name, src, dev.runtime(name, dev.compiler.compile(src)), n)
+    name, src, prog, n, _ = compiled_kernels[key]
     item = lambda d: 2 if d is dtypes.bfloat16 else np.dtype(dev.host_dtype(d)).itemsize
     outs = [DeviceMemory(dev, dev.allocator.alloc(max(b.size * item(b.dtype), 1)), b.size, b.dtype) for b in bufs[:len(ast.src)]]
     ins = [_device_mem(dev, b, images.get(i)) for i, b in enumerate(bufs) if i >= len(ast.src)]

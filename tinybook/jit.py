@@ -10,7 +10,6 @@ from .tensor import Tensor, UOp, Ops, Buffer, to_dtype, patch_to, getenv, cast_n
 from .schedule import kernel_name
 from .runtime import cpu
 from .runtime.cpu import capturing, compile_c, cache_dir, GlobalCounters, kernel_ops, host_array
-from . import device
 from .device import Device, DeviceMemory
 import tinybook.nn  # noqa: F401, Tensor.assign
 from .nn.state import replacing
@@ -99,20 +98,20 @@ def _count(dev:str, n:int, ops:int, mem:int, tm:float) -> None:
 class _CPUBatch:
     "Consecutive CPU kernels run by one call into `batch_src`'s C per thread: no Python between kernels."
     def __init__(self, st:dict, libs:list, bufs:list[Buffer], fixed:set):
-        progs = [cpu.CPUProgram(name, libs[li]) for li, name, *_ in st["calls"]]
+        progs = [cpu.CPUProgram(c["name"], libs[c["lib"]]) for c in st["calls"]]
         self.f = (ctypes.c_void_p * len(progs))(*[ctypes.cast(p.fxn, ctypes.c_void_p) for p in progs])
         self.fxn, self.bufs, self.b = ctypes.CDLL(str(libs[st["batch"]])).batch, bufs, (ctypes.c_void_p * len(bufs))()
-        used = sorted({s for c in st["calls"] for s in c[2]})
+        used = sorted({s for c in st["calls"] for s in c["slots"]})
         self.fresh, self.new = [s for s in used if s not in fixed], st["outs"]
         for s in used:
             if s in fixed: self.b[s] = bufs[s].data.ctypes.data  # intermediates only CPU kernels write never move
-        self.nth, self.st = max(c[4] for c in st["calls"]), st
+        self.nth, self.st = max(c["threads"] for c in st["calls"]), st
     def __call__(self):
         for s in self.new: self.bufs[s].data = cpu.host_empty(self.bufs[s].size, self.bufs[s].dtype.np)
         keep = [host_array(self.bufs[s], False) for s in self.fresh]
         for s, a in zip(self.fresh, keep): self.b[s] = a.ctypes.data
         bar, t0 = (ctypes.c_int * 2)(), time.perf_counter()
-        futs = [cpu._pool(self.nth - 1).submit(lambda p, _keep=keep: self.fxn(self.f, self.b, p, bar), p) for p in range(1, self.nth)]
+        futs = [cpu.thread_pool(self.nth - 1).submit(lambda p, _keep=keep: self.fxn(self.f, self.b, p, bar), p) for p in range(1, self.nth)]
         self.fxn(self.f, self.b, 0, bar); [f.result() for f in futs]
         _count("CPU", len(self.f), self.st["ops"], self.st["mem"], time.perf_counter() - t0)
 class _DeviceBatch:
@@ -120,9 +119,9 @@ class _DeviceBatch:
     def __init__(self, st:dict, libs:list, bufs:list[Buffer], fixed:set):
         self.dev, self.bufs, self.st = (dev := Device[st["device"]]), bufs, st
         self.dt = lambda s: dev.host_dtype(bufs[s].dtype)
-        used = sorted({s for c in st["calls"] for s in c[2]})
+        used = sorted({s for c in st["calls"] for s in c["slots"]})
         self.mem = {s: dev.allocator.alloc(max(1, host_array(bufs[s], True, self.dt(s)).nbytes)) for s in used}
-        calls = [(dev.runtime(name, libs[li]), [self.mem[s] for s in slots], (n,)) for li, name, slots, n, *_ in st["calls"]]
+        calls = [(dev.runtime(c["name"], libs[c["lib"]]), [self.mem[s] for s in c["slots"]], (c["n"],)) for c in st["calls"]]
         self.launch = dev.graph(calls) if hasattr(dev, "graph") else lambda: [prog(*mem, global_size=gs) for prog, mem, gs in calls]
         self.sent = {}  # const slot -> the value last put in (a weight is put in again only when it has a new value)
     def nbytes(self, s:int) -> int: return max(1, host_array(self.bufs[s], True, self.dt(s)).nbytes)
@@ -200,12 +199,12 @@ class CapturedJit:
 
 # %% ../nbs/08_jit.ipynb #5c5a1bc5
 def _kernel_call(si, dev:str) -> tuple|None:
-    "How a batch runs kernel `si`: (library, name, outer loop size, threads), or None when it cannot (the kernel then runs on its own)."
+    "How a batch runs kernel `si`: (its library, the call: name, outer loop size, threads), or None when it cannot (it then runs on its own)."
     if os.getenv("JIT") == "2": return None
-    if dev == "CPU" and (p := cpu._programs.get((si.ast, cpu.host_lanes()))) and all(b.dtype.name != "bfloat16" for b in si.bufs):
-        name, _, prog, n, threads = p; return prog.lib, name, n, max(1, min(threads, n))
-    if dev in Device.makers and (p := device._programs.get((dev, si.ast, ()))) and not Device[dev].images(si.ast, si.bufs):
-        name, src, _, n = p; return Device[dev].compiler.compile(src), name, n, 1  # the disk cache's binary
+    if dev == "CPU" and (p := cpu.compiled_kernels.get((dev, si.ast, cpu.host_lanes()))) and all(b.dtype.name != "bfloat16" for b in si.bufs):
+        return p.prog.lib, dict(name=p.name, n=p.n, threads=max(1, min(p.threads, p.n)))
+    if dev in Device.makers and (p := cpu.compiled_kernels.get((dev, si.ast, ()))) and not Device[dev].images(si.ast, si.bufs):
+        return Device[dev].compiler.compile(p.src), dict(name=p.name, n=p.n, threads=1)  # the disk cache's binary
     return None
 def _steps(items:list, sid:dict) -> tuple[list, list, list]:
     "The captured kernels as steps (a run of batchable kernels on one device is one batch), the libraries, and the kernels run alone."
@@ -217,14 +216,14 @@ def _steps(items:list, sid:dict) -> tuple[list, list, list]:
             kernels.append((run, si.ast)); steps.append(dict(kind="kernel", kernel=len(kernels) - 1, slots=slots, nout=nout)); continue
         kind = "cpu" if dev == "CPU" else "device"
         if not steps or steps[-1]["kind"] != kind or steps[-1].get("device") != dev: steps.append(dict(kind=kind, device=dev, calls=[], ops=0, mem=0))
-        libs.append(kc[0]); steps[-1]["calls"].append([len(libs) - 1, kc[1], slots, kc[2], kc[3], nout])
+        libs.append(kc[0]); steps[-1]["calls"].append(dict(lib=len(libs) - 1, slots=slots, nout=nout, **kc[1]))
         steps[-1]["ops"] += kernel_ops(si.ast); steps[-1]["mem"] += sum(b.size * b.dtype.itemsize for b in si.bufs)
     return steps, libs, kernels
 def _rw(st:dict) -> list[tuple[list, list]]:
     "The slots each call of step `st` reads and writes, in order."
     if st["kind"] == "copy": return [([st["src"]], [st["dst"]])]
     if st["kind"] == "kernel": return [(st["slots"][st["nout"]:], st["slots"][:st["nout"]])]
-    return [(c[2][c[5]:], c[2][:c[5]]) for c in st["calls"]]
+    return [(c["slots"][c["nout"]:], c["slots"][:c["nout"]]) for c in st["calls"]]
 def _wire(steps:list, kinds:list, libs:list) -> list[int]:
     "Compile each CPU batch, say what each device batch copies in and out, and return the slots whose memory never moves."
     writers = {}
@@ -233,7 +232,7 @@ def _wire(steps:list, kinds:list, libs:list) -> list[int]:
             for s in w: writers.setdefault(s, set()).add(st["kind"])
         if st["kind"] == "cpu":
             st.update(batch=len(libs), outs=sorted({s for _, w in _rw(st) for s in w if kinds[s] == "out"}))  # outs: new memory every call
-            libs.append(compile_c(batch_src([c[2:5] for c in st["calls"]]), "batch"))
+            libs.append(compile_c(batch_src([(c["slots"], c["n"], c["threads"]) for c in st["calls"]]), "batch"))
     for j, st in enumerate(steps):
         if st["kind"] != "device": continue
         wrote, ins, others = set(), [], {s for k, o in enumerate(steps) if k != j for r, _ in _rw(o) for s in r}
@@ -353,7 +352,7 @@ def load_jit(path:str|Path) -> CapturedJit:
     "The program `CapturedJit.save` wrote, ready to run here with no tracing, scheduling or compiling (`state`: the saved state, as tensors)."
     with np.load(path, allow_pickle=False) as z:
         spec, libs = json.loads(z["meta"].tobytes()), [z[f"lib{i}"].tobytes() for i in range(sum(k.startswith("lib") for k in z.files))]
-        for i in {i for st in spec["steps"] if st["kind"] == "cpu" for i in [st["batch"], *(c[0] for c in st["calls"])]}:
+        for i in {i for st in spec["steps"] if st["kind"] == "cpu" for i in [st["batch"], *(c["lib"] for c in st["calls"])]}:
             (p := cache_dir() / f"jit-{hashlib.sha256(libs[i]).hexdigest()[:24]}.so").parent.mkdir(parents=True, exist_ok=True)
             if not p.exists(): (tmp := p.with_suffix(f".{os.getpid()}")).write_bytes(libs[i]); os.replace(tmp, p)
             libs[i] = p

@@ -12,8 +12,8 @@ import tinybook.ops  # noqa: F401, the Tensor API whose graphs are scheduled
 import tinybook.autograd  # noqa: F401, gradients flow through contiguous()
 
 # %% auto #0
-__all__ = ['UNSAFE_PAD', 'REUSE', 'ScheduleItem', 'kernel_name', 'create_schedule', 'st_indices', 'run_kernel', 'memory_plan',
-           'schedule_cache', 'cached_schedule', 'print_schedule', 'schedule_uops', 'run_schedule']
+__all__ = ['UNSAFE_PAD', 'REUSE', 'ScheduleItem', 'kernel_name', 'KernelPlan', 'create_schedule', 'st_indices', 'run_kernel',
+           'memory_plan', 'schedule_cache', 'cached_schedule', 'print_schedule', 'schedule_uops', 'run_schedule']
 
 # %% ../nbs/03_schedule.ipynb #6ff60d9f
 @dataclass
@@ -86,8 +86,13 @@ def _shared_reduce(built:dict) -> UOp|None:
             if r in seen: return r
             seen.add(r)
     return None
-def create_schedule(roots:list[UOp]) -> list[tuple[tuple, UOp, list[UOp]]]:
-    "Kernels [(output nodes, ast, input nodes)] that compute `roots`, in dependency order."
+class KernelPlan(NamedTuple):
+    "One kernel of a schedule, as graph nodes: the nodes it computes, its AST, and the nodes it reads."
+    outs: tuple
+    ast: UOp
+    ins: list
+def create_schedule(roots:list[UOp]) -> list[KernelPlan]:
+    "The kernels that compute `roots`, in dependency order."
     topo = UOp(Ops.SINK, src=tuple(roots)).toposort[:-1]
     realized = {u for u in roots if u.op is not Ops.BUFFER} | {u for u in topo if u.op in (Ops.CONTIGUOUS, Ops.COPY)}
     realized |= {u.src[1] for u in topo if u.op is Ops.COPY and u.src[1].op is not Ops.BUFFER}
@@ -97,14 +102,15 @@ def create_schedule(roots:list[UOp]) -> list[tuple[tuple, UOp, list[UOp]]]:
             for u in (u for u in topo if u in realized and u not in built and u.op is not Ops.COPY):
                 kb = _KernelBuilder((u,), realized); built[u] = (kb, kb.kernel())
             if (r := _shared_reduce(built)) is not None: raise _Realize(r)
-            kernels = [((u,), u, [u.src[1]]) if u.op is Ops.COPY else ((u,), built[u][1], built[u][0].inputs) for u in topo if u in realized]
+            kernels = [KernelPlan((u,), u, [u.src[1]]) if u.op is Ops.COPY else KernelPlan((u,), built[u][1], built[u][0].inputs)
+                       for u in topo if u in realized]
             return _group_outputs(kernels, roots, realized)
         except _Realize as e:
             realized.add(e.u)
             built = {r: b for r, b in built.items() if not any(k[0] is e.u for k in b[0].memo)}
 
 # %% ../nbs/03_schedule.ipynb #7ac85b91
-def _group_outputs(kernels:list, roots:list[UOp], realized:set) -> list:
+def _group_outputs(kernels:list[KernelPlan], roots:list[UOp], realized:set) -> list[KernelPlan]:
     groups = {}
     for outs, ast, _ in kernels:
         if outs[0] in roots and ast.op is Ops.SINK and not any(x.op is Ops.REDUCE for x in ast.toposort):
@@ -114,7 +120,7 @@ def _group_outputs(kernels:list, roots:list[UOp], realized:set) -> list:
         if len(g) < 2 or any(i in g and outs[0] not in g and k <= last for k, (outs, _, ins) in enumerate(kernels) for i in ins): continue
         kb = _KernelBuilder(tuple(g), realized - set(g))
         ast = kb.kernel()
-        kernels = [(tuple(g), ast, kb.inputs) if k == last else kn for k, kn in enumerate(kernels) if k == last or kn[0][0] not in g]
+        kernels = [KernelPlan(tuple(g), ast, kb.inputs) if k == last else kn for k, kn in enumerate(kernels) if k == last or kn.outs[0] not in g]
     return kernels
 
 # %% ../nbs/03_schedule.ipynb #61b3b4b9
@@ -143,7 +149,7 @@ def run_kernel(ast:UOp, bufs:list[Buffer]) -> None:
     for st in ast.src: bufs[st.src[0].arg].data = np.ascontiguousarray(cast_np(vals[st.src[1]], st.src[1].dtype)).reshape(-1)
 
 # %% ../nbs/03_schedule.ipynb #47c25115
-def memory_plan(kernels:list, roots:list[UOp]) -> dict[UOp, Buffer]:
+def memory_plan(kernels:list[KernelPlan], roots:list[UOp]) -> dict[UOp, Buffer]:
     "A buffer for every realized node of `kernels`; intermediates reuse buffers that no later kernel reads."
     last = {i: k for k, (_, _, ins) in enumerate(kernels) for i in ins}
     bufs, free = {}, {}
@@ -168,11 +174,11 @@ def _normalize(roots:list[UOp]) -> tuple[tuple, dict]:
         new[u] = u.replace(arg=_Slot(next(slot), u.arg.size)) if u.op is Ops.BUFFER else u if src == u.src else u.replace(src=src)
     return tuple(new[r] for r in roots), {v: k for k, v in new.items()}
 @functools.lru_cache(maxsize=256)  # bounded: a graph no step builds any more is dropped
-def schedule_cache(key:tuple) -> list: return create_schedule(list(key))
-def cached_schedule(roots:list[UOp]) -> list[tuple[tuple, UOp, list[UOp]]]:
+def schedule_cache(key:tuple) -> list[KernelPlan]: return create_schedule(list(key))
+def cached_schedule(roots:list[UOp]) -> list[KernelPlan]:
     "`create_schedule(roots)`, reused for any graph that differs only in its buffers (`schedule_cache.cache_info()` counts hits)."
     key, back = _normalize(roots)
-    return [(tuple(back[u] for u in outs), back.get(ast, ast), [back[u] for u in ins]) for outs, ast, ins in schedule_cache(key)]
+    return [KernelPlan(tuple(back[u] for u in k.outs), back.get(k.ast, k.ast), [back[u] for u in k.ins]) for k in schedule_cache(key)]
 
 # %% ../nbs/03_schedule.ipynb #a5873c4f
 def print_schedule(items:list[ScheduleItem]) -> None:
@@ -183,7 +189,7 @@ def schedule_uops(roots:list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, Buffer
     "The kernels, with buffers, that compute `roots`, and the buffer each root ends up in."
     kernels = cached_schedule(roots)
     bufs = memory_plan(kernels, roots)
-    items = [ScheduleItem(ast, [bufs[u] for u in outs] + [i.arg if i.op is Ops.BUFFER else bufs[i] for i in ins]) for outs, ast, ins in kernels]
+    items = [ScheduleItem(k.ast, [bufs[u] for u in k.outs] + [i.arg if i.op is Ops.BUFFER else bufs[i] for i in k.ins]) for k in kernels]
     if getenv("DEBUG") >= 3: print_schedule(items)
     return items, {r: r.arg if r.op is Ops.BUFFER else bufs[r] for r in roots}
 @patch_to(Tensor)

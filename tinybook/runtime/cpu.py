@@ -8,7 +8,7 @@ import os, sys, json, math, time, ctypes, weakref, functools, shutil, signal, ha
 from pathlib import Path
 from types import SimpleNamespace
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
+from typing import Callable, NamedTuple
 from ..tensor import UOp, Ops, GroupOp, dtypes, backends, f32_to_bf16, bf16_to_f32, getenv
 from ..schedule import kernel_name, schedule_uops, run_schedule, run_kernel
 from ..codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, run_linear
@@ -16,10 +16,10 @@ from ..renderer import CRenderer, outer_loop
 from ..nn.state import replacing
 
 # %% auto #0
-__all__ = ['CFLAGS', 'CACHE_FILES', 'THREAD_WORK', 'CHECK_POINTS', 'POOL_BYTES', 'POOL_MIN', 'kernel_runners', 'capturing',
-           'cache_dir', 'c_compiler', 'host_panel', 'host_lanes', 'compile_c', 'trim_cache', 'CPUProgram',
-           'GlobalCounters', 'kernel_ops', 'count', 'check_opts', 'beam_search', 'host_empty', 'host_array',
-           'host_value', 'from_host', 'run_kernel_c', 'run_kernel_python', 'run_backend']
+__all__ = ['CFLAGS', 'CACHE_FILES', 'compiled_kernels', 'THREAD_WORK', 'CHECK_POINTS', 'POOL_BYTES', 'POOL_MIN', 'kernel_runners',
+           'capturing', 'cache_dir', 'c_compiler', 'host_panel', 'host_lanes', 'compile_c', 'trim_cache', 'thread_pool',
+           'CPUProgram', 'GlobalCounters', 'kernel_ops', 'count', 'CompiledKernel', 'check_opts', 'beam_search',
+           'host_empty', 'host_array', 'host_value', 'from_host', 'run_kernel_c', 'run_kernel_python', 'run_backend']
 
 # %% ../../nbs/04b_cpu.ipynb #62f38a93
 CFLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Werror", "-Wno-unused-variable",
@@ -71,7 +71,7 @@ def trim_cache() -> int:
         return len(old)
     except OSError: return 0  # another process trims too: best effort
 @functools.cache
-def _pool(n:int) -> ThreadPoolExecutor: return ThreadPoolExecutor(n)  # kept: starting threads for every call costs more than small kernels
+def thread_pool(n:int) -> ThreadPoolExecutor: return ThreadPoolExecutor(n)  # kept: starting threads for every call costs more than small kernels
 class CPUProgram:
     "A compiled kernel: call it with buffers (numpy arrays) to run it."
     def __init__(self, name:str, lib:Path): self.name, self.lib, self.fxn, self.checked = name, lib, getattr(ctypes.CDLL(str(lib)), name), False
@@ -84,7 +84,7 @@ class CPUProgram:
         if len(parts) == 1: self.fxn(*ptrs, ctypes.c_int(0), ctypes.c_int(n))
         else:  # this thread runs the first part while the pool runs the others
             run = lambda a, b, _keep=arrays: self.fxn(*ptrs, ctypes.c_int(a), ctypes.c_int(b))  # the arrays live while it runs
-            futs = [_pool(len(parts) - 1).submit(run, a, b) for a, b in parts[1:]]
+            futs = [thread_pool(len(parts) - 1).submit(run, a, b) for a, b in parts[1:]]
             self.fxn(*ptrs, ctypes.c_int(parts[0][0]), ctypes.c_int(parts[0][1])); [f.result() for f in futs]
         return time.perf_counter() - t0
     def _check(self, ptrs:list, n:int) -> None:
@@ -119,14 +119,22 @@ def count(dev:str, name:str, ast:UOp, bufs:list, tm:float, src:str="") -> None:
     if dbg >= 5: print(ast)
 
 # %% ../../nbs/04b_cpu.ipynb #d3057bda
-def _compile(ast:UOp, opts:list[Opt], renderer) -> tuple:
-    "Name, source, program, outer loop size and threads for `ast` with `opts` applied."
+class CompiledKernel(NamedTuple):
+    "A kernel ready to run: its name, source and program, the trips of its outermost (parallel) loop, and the threads that split them."
+    name: str
+    src: str
+    prog: Callable
+    n: int
+    threads: int = 1
+compiled_kernels: dict[tuple, CompiledKernel] = {}  # (device, kernel AST, variant: the CPU's lanes, a GPU kernel's images) -> the kernel, compiled
+def _compile(ast:UOp, opts:list[Opt], renderer) -> CompiledKernel:
+    "Kernel `ast` with `opts` applied, compiled for the CPU."
     k, name = Kernel(ast, opts), kernel_name(ast)
     lanes = k.lane_axis() is not None  # vector code: transcendentals as polynomials, multiply-adds fused
     src = renderer.render(name, lin := k.linearize(renderer.lane_supported if lanes else renderer.supported))
     n = outer_loop(lin).arg[1] if outer_loop(lin) else 1
     threads = 2 if kernel_ops(ast) + math.prod(k.full_shape) >= THREAD_WORK else 1
-    return name, src, CPUProgram(name, compile_c(src, name, ("-ffp-contract=fast",) * lanes)), n, threads
+    return CompiledKernel(name, src, CPUProgram(name, compile_c(src, name, ("-ffp-contract=fast",) * lanes)), n, threads)
 THREAD_WORK = 1 << 23  # ops + loop points from which a kernel splits between two threads: waking one costs ~60 us here (measured)
 CHECK_POINTS = 1 << 22  # loop points 03's executor checks in memory; a bigger kernel is checked against itself compiled without opts
 def check_opts(ast:UOp, opts:list[Opt], arrays:list[np.ndarray], renderer) -> None:
@@ -162,7 +170,6 @@ def beam_search(ast:UOp, arrays:list[np.ndarray], width:int, renderer=CRenderer(
     return best
 
 # %% ../../nbs/04b_cpu.ipynb #9fea07e0
-_programs: dict[tuple, tuple] = {}  # (kernel AST, lanes) -> (name, source, program, outer loop size, threads)
 POOL_BYTES, POOL_MIN = 1 << 29, 1 << 16  # the most bytes kept for reuse; smaller arrays come from malloc
 _free: dict[int, list[np.ndarray]] = {}  # bytes -> memory no array uses any more
 _kept = [0]  # bytes in _free
@@ -189,15 +196,14 @@ def _arrays(ast:UOp, bufs:list) -> list[np.ndarray]: return [host_array(b, i < l
 def run_kernel_c(ast:UOp, bufs:list) -> None:
     "Compile kernel `ast` (once) and run it on the CPU with `bufs`, counting it in `GlobalCounters`."
     arrays = _arrays(ast, bufs)
-    if (key := (ast, lanes := host_lanes())) not in _programs:
+    if (key := ("CPU", ast, lanes := host_lanes())) not in compiled_kernels:
         beam = getenv("BEAM")
         scratch = [np.empty_like(a) for a in arrays[:len(ast.src)]] + arrays[len(ast.src):]
         opts = beam_search(ast, scratch, beam, lanes=lanes) if beam else hand_coded_opts(Kernel(ast), lanes, host_panel())
-        _programs[key] = _compile(ast, opts, CRenderer())
-    name, src, prog, n, threads = _programs[key]
-    tm = prog(*arrays, n=n, threads=threads)
+        compiled_kernels[key] = _compile(ast, opts, CRenderer())
+    tm = (p := compiled_kernels[key]).prog(*arrays, n=p.n, threads=p.threads)
     for b, a in zip(bufs[:len(ast.src)], arrays): from_host(b, a)
-    count("CPU", name, ast, bufs, tm, src)
+    count("CPU", p.name, ast, bufs, tm, p.src)
 _linear: dict[UOp, list] = {}
 def run_kernel_python(ast:UOp, bufs:list) -> None:
     "Run kernel `ast` as a linear program on numpy (the PYTHON device)."
@@ -221,7 +227,7 @@ def run_backend(run) -> Callable:
         return [outs[r] for r in roots]
     return compute
 def _run_kernel_cpu(ast:UOp, bufs:list) -> None:
-    if (ast, host_lanes()) in _programs or c_compiler() is not None: return run_kernel_c(ast, bufs)  # the compiler is looked for once per new kernel
+    if ("CPU", ast, host_lanes()) in compiled_kernels or c_compiler() is not None: return run_kernel_c(ast, bufs)  # looked for per new kernel
     warnings.warn("no C compiler found (install gcc or clang, or set CC): the CPU device runs kernels on PYTHON", RuntimeWarning)
     run_kernel_python(ast, bufs)
 backends.update(CPU=run_backend(_run_kernel_cpu), PYTHON=run_backend(run_kernel_python))
