@@ -202,7 +202,7 @@ def _const(v, d:DType) -> UOp: return UOp(Ops.CONST, d, (), v)
 def linearize(self, supported:set|None=None) -> list[UOp]:
     "The kernel as a linear program (see above), with the ALU ops outside `supported` (if given) decomposed."
     shape, types = self.full_shape, self.types
-    loops = {i: srange(f"{dict(g='gidx', l='lidx', G='ridx', r='ridx', v='vlane', w='rlane')[t]}{i}", n)
+    loops = {i: srange(f"{dict(g='gidx', l='lidx', G='rgrp', r='ridx', v='vlane', w='rlane')[t]}{i}", n)
              for i, (t, n) in enumerate(zip(types, shape)) if t in "glGrvw" and n != 1}
     def combos(t:str) -> list[dict]:
         ax = self.axes(t)

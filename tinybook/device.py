@@ -6,15 +6,16 @@
 from __future__ import annotations
 import os, shutil, hashlib, argparse, tempfile, weakref, numpy as np
 from typing import Callable
-from .tensor import Tensor, UOp, dtypes, backends, buffer_makers, device_checks, _dev
+from .tensor import Tensor, UOp, dtypes, backends, buffer_makers, device_checks, _dev, getenv
 from .schedule import kernel_name, run_kernel
 from .codegen import Kernel, hand_coded_opts
-from .renderer import Renderer, CRenderer, outer_loop
+from .renderer import Renderer, CRenderer
 from .runtime.cpu import (cache_dir, count, run_backend, host_array, host_empty, host_value, kernel_runners, c_compiler, GlobalCounters,
-                                  CompiledKernel, compiled_kernels)
+                                  CompiledKernel, compiled_kernels, search_opts)
 
 # %% auto #0
-__all__ = ['Device', 'Allocator', 'Compiler', 'CompiledDevice', 'DeviceMemory', 'run_kernel_on', 'check_device', 'main']
+__all__ = ['Device', 'Allocator', 'Compiler', 'CompiledDevice', 'DeviceMemory', 'compile_on', 'beam_on', 'run_kernel_on',
+           'check_device', 'main']
 
 # %% ../nbs/05_backends.ipynb #00245ea1
 class Allocator:
@@ -42,6 +43,7 @@ class CompiledDevice:
     def host_dtype(self, d) -> np.dtype: return d.np  # how a dtype's elements are laid out in device memory (bool is 4 bytes on WebGPU)
     def images(self, ast:UOp, bufs:list) -> tuple: return ()  # (param, width) of the inputs read as images (05a: CL with IMAGE=1)
     def render(self, name:str, lin:list[UOp], images:dict) -> str: return self.renderer.render(name, lin)
+    def opts(self, ast:UOp) -> list: return hand_coded_opts(Kernel(ast))  # 05a: CL adds workgroups
 
 # %% ../nbs/05_backends.ipynb #696da678
 class _Registry:
@@ -81,20 +83,41 @@ def _device_mem(dev:CompiledDevice, b, image_width:int|None=None):
     m = dev.allocator.alloc(max(h.nbytes, 1), image_width); dev.allocator.copyin(m, h); GlobalCounters.host_to_device += h.nbytes
     if image_width is None: b.dev_mem = DeviceMemory(dev, m, b.size, b.dtype)
     return m
+def compile_on(dev:CompiledDevice, ast:UOp, opts:list, images:tuple=()) -> CompiledKernel:
+    "Kernel `ast` with `opts` applied, rendered and compiled for `dev` (`images`: the inputs it reads as images)."
+    name, lin = kernel_name(ast), Kernel(ast, opts).linearize(dev.renderer.supported)
+    src = dev.render(name, lin, dict(images))
+    return CompiledKernel(name, src, dev.runtime(name, dev.compiler.compile(src)), *dev.renderer.launch(lin))
+def beam_on(dev:CompiledDevice, ast:UOp, bufs:list, width:int) -> list:
+    "`BEAM` on a device: 04b's search with each candidate timed on `dev` (scratch outputs, `bufs`' inputs), the best checked against `dev.opts`."
+    item, nout = lambda d: 2 if d is dtypes.bfloat16 else np.dtype(dev.host_dtype(d)).itemsize, len(ast.src)
+    outs, ins = [dev.allocator.alloc(max(b.size * item(b.dtype), 1)) for b in bufs[:nout]], [_device_mem(dev, b) for b in bufs[nout:]]
+    def run(opts:list) -> float:
+        p = compile_on(dev, ast, opts)
+        return p.prog(*outs, *ins, global_size=p.size, **({"local_size": p.local} if p.local else {}))
+    def result(opts:list) -> list[np.ndarray]:
+        run(opts); hs = [host_array(b, True, dev.host_dtype(b.dtype)) for b in bufs[:nout]]
+        for h, o in zip(hs, outs): dev.allocator.copyout(h, o)
+        return [host_value(b.dtype, h).astype(np.float64) for b, h in zip(bufs, hs)]
+    def check(best:list):
+        for i, (got, want) in enumerate(zip(result(best), result(dev.opts(ast)))):
+            if not np.allclose(got, want, 1e-3, 1e-3 * np.abs(want).max(initial=1), equal_nan=True):
+                raise RuntimeError(f"kernel {kernel_name(ast)} with opts {best} computes output {i} wrong on {dev.name}: "
+                                   f"off by {abs(got - want).max()}")
+    try: return search_opts(ast, lambda opts: min(run(opts) for _ in range(3)), width, dev.name, dev.opts(ast), dev.renderer.has_local, check=check)
+    finally:
+        for o in outs: dev.allocator.free(o)
 def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
     "Compile kernel `ast` for `dev` (once) and run it on `bufs`, counting it in `GlobalCounters`."
     images = dict(key_images := dev.images(ast, bufs))
     if (key := (dev.name, ast, key_images)) not in compiled_kernels:
-        name, k = kernel_name(ast), Kernel(ast)
-        lin = Kernel(ast, hand_coded_opts(k)).linearize(dev.renderer.supported)
-        src = dev.render(name, lin, images)
-        n = outer_loop(lin).arg[1] if outer_loop(lin) else 1
-        compiled_kernels[key] = CompiledKernel(name, src, dev.runtime(name, dev.compiler.compile(src)), n)
-    name, src, prog, n, _ = compiled_kernels[key]
+        opts = beam_on(dev, ast, bufs, width) if (width := getenv("BEAM")) and not images else dev.opts(ast)
+        compiled_kernels[key] = compile_on(dev, ast, opts, key_images)
+    name, src, prog, size, local, _ = compiled_kernels[key]
     item = lambda d: 2 if d is dtypes.bfloat16 else np.dtype(dev.host_dtype(d)).itemsize
     outs = [DeviceMemory(dev, dev.allocator.alloc(max(b.size * item(b.dtype), 1)), b.size, b.dtype) for b in bufs[:len(ast.src)]]
     ins = [_device_mem(dev, b, images.get(i)) for i, b in enumerate(bufs) if i >= len(ast.src)]
-    tm = prog(*[o.mem for o in outs], *ins, global_size=(n,))
+    tm = prog(*[o.mem for o in outs], *ins, global_size=size, **({"local_size": local} if local else {}))  # local: 05a's CL workgroups
     for b, o in zip(bufs, outs): b.data, b.dev_mem = None, o  # the value is on the device now; the host's is gone
     for i, m in enumerate(ins, len(ast.src)):
         if i in images: dev.allocator.free(m)

@@ -121,8 +121,10 @@ class _DeviceBatch:
         self.dt = lambda s: dev.host_dtype(bufs[s].dtype)
         used = sorted({s for c in st["calls"] for s in c["slots"]})
         self.mem = {s: dev.allocator.alloc(max(1, host_array(bufs[s], True, self.dt(s)).nbytes)) for s in used}
-        calls = [(dev.runtime(c["name"], libs[c["lib"]]), [self.mem[s] for s in c["slots"]], (c["n"],)) for c in st["calls"]]
-        self.launch = dev.graph(calls) if hasattr(dev, "graph") else lambda: [prog(*mem, global_size=gs) for prog, mem, gs in calls]
+        calls = [(dev.runtime(c["name"], libs[c["lib"]]), [self.mem[s] for s in c["slots"]], tuple(c["size"]), c["local"] and tuple(c["local"]))
+                 for c in st["calls"]]
+        self.launch = dev.graph(calls) if hasattr(dev, "graph") else \
+            lambda: [prog(*mem, global_size=gs, **({"local_size": ls} if ls else {})) for prog, mem, gs, ls in calls]
         self.sent = {}  # const slot -> the value last put in (a weight is put in again only when it has a new value)
     def nbytes(self, s:int) -> int: return max(1, host_array(self.bufs[s], True, self.dt(s)).nbytes)
     def __call__(self):
@@ -202,9 +204,9 @@ def _kernel_call(si, dev:str) -> tuple|None:
     "How a batch runs kernel `si`: (its library, the call: name, outer loop size, threads), or None when it cannot (it then runs on its own)."
     if os.getenv("JIT") == "2": return None
     if dev == "CPU" and (p := cpu.compiled_kernels.get((dev, si.ast, cpu.host_lanes()))) and all(b.dtype.name != "bfloat16" for b in si.bufs):
-        return p.prog.lib, dict(name=p.name, n=p.n, threads=max(1, min(p.threads, p.n)))
+        return p.prog.lib, dict(name=p.name, n=p.size[0], threads=max(1, min(p.threads, p.size[0])))
     if dev in Device.makers and (p := cpu.compiled_kernels.get((dev, si.ast, ()))) and not Device[dev].images(si.ast, si.bufs):
-        return Device[dev].compiler.compile(p.src), dict(name=p.name, n=p.n, threads=1)  # the disk cache's binary
+        return Device[dev].compiler.compile(p.src), dict(name=p.name, size=list(p.size), local=p.local and list(p.local))  # the disk cache's binary
     return None
 def _steps(items:list, sid:dict) -> tuple[list, list, list]:
     "The captured kernels as steps (a run of batchable kernels on one device is one batch), the libraries, and the kernels run alone."

@@ -128,9 +128,12 @@ def outer_loop(lin:list[UOp]) -> UOp|None:
     "The loop a kernel's callers split between threads: the outermost, if it is global."
     return lin[0] if lin and lin[0].op is Ops.RANGE and lin[0].arg[0][0] != "r" and not is_lane(lin[0]) else None
 class Renderer:
-    "A target's code generator: the ops it has (others are decomposed), whether it has workgroups, and `render`."
+    "A target's code generator: the ops it has (others are decomposed), whether it has workgroups, `render`, and the launch it needs."
     device, has_local, supported = "", False, GroupOp.ALU | {Ops.CAST, Ops.BITCAST}
     def render(self, name:str, lin:list[UOp]) -> str: raise NotImplementedError
+    def launch(self, lin:list[UOp]) -> tuple[tuple, tuple|None]:
+        "The global and local sizes a launch of `lin` takes: one work item per trip of the outermost loop, groups the driver's choice."
+        return (outer_loop(lin).arg[1] if outer_loop(lin) else 1,), None
 class CRenderer(Renderer):
     "C for the CPU. Other languages (05) override the hooks: `prelude`, `buf_type`, `signature`, `loop`, `bitcast`, `const`, `alu`, ..."
     device, rounded = "CPU", {dtypes.bfloat16: "rbf"}  # rounded: dtypes computed as float, rounded to theirs after each op by this function
@@ -151,6 +154,8 @@ class CRenderer(Renderer):
         return f"for (int {n} = {lo}; {n} < {hi}; {n}++) {{"
     def bitcast(self, u:UOp, a:str) -> str:
         return c_bitcast_bf16(u, a) if dtypes.bfloat16 in (u.dtype, u.src[0].dtype) else self.alu(Ops.BITCAST, u.dtype, [a])
+    def begin(self, lin:list[UOp]) -> list[str]: return []  # declarations at the function's scope (05a: workgroup memory)
+    def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]: return []  # lines closing range `r` (its reduces' (acc, REDUCE))
     def render(self, name:str, lin:list[UOp]) -> str:
         "Source of linear program `lin` as a function `name`; values that differ between vector lanes are C vectors."
         if bad := {u.dtype for u in lin if u.dtype not in c_types and u.dtype is not dtypes.void}:
@@ -165,11 +170,14 @@ class CRenderer(Renderer):
             names[u] = f"v{len(names)}"
             if (r := self.rounded.get(u.dtype)) and u.op is not Ops.LOAD: code = f"{r}({code})"
             lines.append((depth, f"{vtype(u.dtype)} {names[u]} = {code};" if u in vec else self.decl(u.dtype, names[u], code)))
+        lines += [(1, ln) for ln in self.begin(lin)]
         if lane is not None: lines.append((1, f"{vtype(dtypes.int32)} {lane.arg[0]} = {{{', '.join(map(str, range(lane.arg[1])))}}};"))
         for u in lin:
             if u.op in (Ops.RANGE, Ops.ENDRANGE) and lane in (u, *u.src): continue  # lanes are elements of vectors, not a loop
             if u.op is Ops.RANGE: lines.append((depth, self.loop(u, u is outer))); depth += 1
-            elif u.op is Ops.ENDRANGE: depth -= 1; lines.append((depth, "}"))
+            elif u.op is Ops.ENDRANGE:
+                lines += [(depth, ln) for ln in self.end_range(u.src[0], [(a, r) for r, a in accs.items() if u.src[0] in r.src])]
+                depth -= 1; lines.append((depth, "}"))
             elif u.op is Ops.DEFINE_ACC:
                 red, acc = u.src[0], f"acc{len(accs)}"
                 accs[red], names[red] = acc, f"{hred_name(red.arg, red.dtype)}({acc})" if lane in red.src else acc

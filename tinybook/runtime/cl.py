@@ -4,13 +4,14 @@
 
 # %% ../../nbs/05a_cl.ipynb #3a2bbb8b
 from __future__ import annotations
-import os, numpy as np
-from ..tensor import UOp, DType, dtypes
+import os, math, numpy as np
+from ..tensor import UOp, Ops, DType, dtypes
 from ..renderer import CRenderer, c_types
+from ..codegen import Kernel, Opt, hand_coded_opts
 from ..device import Allocator, Compiler, CompiledDevice, Device
 
 # %% auto #0
-__all__ = ['cl_types', 'CL_PRELUDE', 'CL_BF16', 'CL_HALF', 'CL_IMAGE', 'OpenCLRenderer', 'CLDevice']
+__all__ = ['cl_types', 'CL_PRELUDE', 'CL_BF16', 'CL_HALF', 'CL_IMAGE', 'workgroup', 'OpenCLRenderer', 'CLDevice']
 
 # %% ../../nbs/05a_cl.ipynb #084993eb
 cl_types = {dtypes.bool: "bool", dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.int16: "short", dtypes.uint16: "ushort",
@@ -33,8 +34,19 @@ float img_ld(read_only image2d_t im, int w, int i) {  /* element i of a float bu
   return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
 }
 """
+def workgroup(lin:list[UOp]) -> tuple[dict, tuple, tuple]|None:
+    "For a kernel with LOCAL or GROUP ranges: each global, local and group range's id in C, and the launch's global and local sizes."
+    rs = [u for u in lin if u.op is Ops.RANGE]
+    g, l, grp = ([r for r in rs if r.arg[0].startswith(p)] for p in ("gidx", "lidx", "rgrp"))
+    if not l and not grp: return None
+    size = lambda rs: math.prod(r.arg[1] for r in rs)
+    def ids(rs:list[UOp], base:str) -> dict:  # ranges flattened into one id, the first the slowest
+        return {r: f"(({base} / {size(rs[k + 1:])}) % {r.arg[1]})" for k, r in enumerate(rs)}
+    ex = ids(g, "(int)get_group_id(0)") | ids(l[:1], "(int)get_local_id(0)") | ids(l[1:], "(int)get_local_id(1)") | ids(grp, "(int)get_local_id(2)")
+    local = (size(l[:1]), size(l[1:]), size(grp))
+    return ex, (size(g) * local[0], local[1], local[2]), local
 class OpenCLRenderer(CRenderer):
-    device, has_local = "CL", True
+    device, has_local, wg = "CL", True, None  # wg: this kernel's workgroup (see `workgroup`), while it renders
     def __init__(self, fp16:bool=False, images:dict|None=None):
         self.fp16, self.images = fp16, images or {}  # images: param -> width
         self.rounded = CRenderer.rounded | ({} if fp16 else {dtypes.float16: "rh"})
@@ -52,9 +64,27 @@ class OpenCLRenderer(CRenderer):
         if u.dtype is dtypes.float16 and not self.fp16: return f"vload_half({idx}, data{p})"
         return f"img_ld(data{p}, {self.images[p]}, {idx})" if p in self.images else super().load(u, idx)
     def store(self, u:UOp, idx:str, val:str) -> str:
+        if self.wg and self.wg[2][2] > 1: return f"if (get_local_id(2) == 0) {self._store(u, idx, val)}"  # a group's result, stored once
+        return self._store(u, idx, val)
+    def _store(self, u:UOp, idx:str, val:str) -> str:
         if u.src[2].dtype is dtypes.float16 and not self.fp16: return f"vstore_half((float){val}, {idx}, data{u.src[0].arg});"
         return super().store(u, idx, val)
-    def loop(self, u:UOp, outer:bool) -> str: return f"{{ int {u.arg[0]} = get_global_id(0);" if outer else super().loop(u, False)
+    def launch(self, lin:list[UOp]) -> tuple[tuple, tuple|None]: return wg[1:] if (wg := workgroup(lin)) else super().launch(lin)
+    def render(self, name:str, lin:list[UOp]) -> str:
+        self.wg = workgroup(lin)
+        return super().render(name, lin)
+    def loop(self, u:UOp, outer:bool) -> str:
+        if self.wg: return f"{{ int {u.arg[0]} = {self.wg[0][u]};" if u in self.wg[0] else super().loop(u, False)
+        return f"{{ int {u.arg[0]} = get_global_id(0);" if outer else super().loop(u, False)
+    def begin(self, lin:list[UOp]) -> list[str]:  # a GROUP reduce's partial results meet in local memory, an array per accumulator
+        n = math.prod(self.wg[2]) if self.wg and self.wg[2][2] > 1 else 0
+        return [f"__local {c_types[u.dtype]} lacc{i}[{n}];" for i, u in enumerate(u for u in lin if u.op is Ops.DEFINE_ACC)] * bool(n)
+    def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]:
+        if not self.wg or r is not next((u for u in self.wg[0] if u.arg[0].startswith("rgrp")), None): return []
+        (_, l1, ng), at = self.wg[2], lambda i: f"[(get_local_id(0)*{l1}+get_local_id(1))*{ng}+{i}]"  # in this item's group
+        out = [f"l{a}{at('get_local_id(2)')} = {a};" for a, _ in accs] + ["barrier(CLK_LOCAL_MEM_FENCE);"]  # then each item adds its group's up
+        return out + [f"{a} = l{a}{at(0)}; for (int i = 1; i < {ng}; i++) {a} = {self.alu(red.arg, red.dtype, [a, 'l' + a + at('i')], red.dtype)};"
+                      for a, red in accs]
     def bitcast(self, u:UOp, a:str) -> str:
         if dtypes.float16 in (u.dtype, u.src[0].dtype) and not self.fp16:  # a half's bits are what vstore_half writes
             return f"u2h(as_ushort({a}))" if u.dtype is dtypes.float16 else f"as_{cl_types[u.dtype]}(h2u({a}))"
@@ -83,9 +113,16 @@ class CLDevice(CompiledDevice):
             if b.dtype is dtypes.float32 and -(-px // w) <= self.dev.image2d_max_height: out.append((i, w))
         return tuple(out)
     def render(self, name:str, lin:list[UOp], images:dict) -> str: return OpenCLRenderer(self.renderer.fp16, images).render(name, lin)
+    def opts(self, ast:UOp) -> list:
+        "04's rules, then for a reduce over two or more output axes (a matmul) a 2-D workgroup of up to 8 by 8 items on the first two."
+        k = Kernel(ast, hand_coded_opts(Kernel(ast)))
+        if k.red is None or len(g := k.axes("g")) < 2: return k.opts
+        for a in reversed(g[:2]):  # the later axis first: a split moves the axes after it
+            if amt := next((n for n in (8, 4, 2) if k.full_shape[a] % n == 0 and k.full_shape[a] > n), None): k.apply_opt(Opt("LOCAL", a, amt))
+        return k.opts
     def graph(self, calls:list):
-        "A function queueing every (program, buffers, global size) launch of `calls` without waiting; the queue runs in order (08's batches)."
-        return lambda: [prog.kernel(self.queue, gs, None, *bufs) for prog, bufs, gs in calls]
+        "A function queueing every (program, buffers, global size, local size) launch of `calls` without waiting, in order (08's batches)."
+        return lambda: [prog.kernel(self.queue, gs, ls, *bufs) for prog, bufs, gs, ls in calls]
 class _CLAllocator(Allocator):
     def __init__(self, d:CLDevice): self.d = d
     def alloc(self, nbytes:int, image_width:int|None=None):
@@ -109,7 +146,7 @@ class _CLCompiler(Compiler):
 class _CLProgram:
     def __init__(self, d:CLDevice, name:str, lib:bytes):
         self.d, self.kernel = d, getattr(d.cl.Program(d.ctx, [d.dev], [lib]).build(), name)
-    def __call__(self, *bufs, global_size:tuple) -> float:
-        ev = self.kernel(self.d.queue, global_size, None, *bufs); ev.wait()
+    def __call__(self, *bufs, global_size:tuple, local_size:tuple|None=None) -> float:
+        ev = self.kernel(self.d.queue, global_size, local_size, *bufs); ev.wait()
         return (ev.profile.end - ev.profile.start) * 1e-9
 Device.register("CL", CLDevice)

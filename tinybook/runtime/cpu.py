@@ -19,7 +19,8 @@ from ..nn.state import replacing
 __all__ = ['CFLAGS', 'CACHE_FILES', 'compiled_kernels', 'THREAD_WORK', 'CHECK_POINTS', 'POOL_BYTES', 'POOL_MIN', 'kernel_runners',
            'capturing', 'cache_dir', 'c_compiler', 'host_panel', 'host_lanes', 'compile_c', 'trim_cache', 'thread_pool',
            'CPUProgram', 'GlobalCounters', 'kernel_ops', 'count', 'CompiledKernel', 'check_opts', 'beam_search',
-           'host_empty', 'host_array', 'host_value', 'from_host', 'run_kernel_c', 'run_kernel_python', 'run_backend']
+           'search_opts', 'host_empty', 'host_array', 'host_value', 'from_host', 'run_kernel_c', 'run_kernel_python',
+           'run_backend']
 
 # %% ../../nbs/04b_cpu.ipynb #62f38a93
 CFLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Werror", "-Wno-unused-variable",
@@ -120,11 +121,12 @@ def count(dev:str, name:str, ast:UOp, bufs:list, tm:float, src:str="") -> None:
 
 # %% ../../nbs/04b_cpu.ipynb #d3057bda
 class CompiledKernel(NamedTuple):
-    "A kernel ready to run: its name, source and program, the trips of its outermost (parallel) loop, and the threads that split them."
+    "A kernel ready to run: its name, source and program, its global size (the CPU: its outermost loop's trips), local size, and CPU threads."
     name: str
     src: str
     prog: Callable
-    n: int
+    size: tuple
+    local: tuple|None = None
     threads: int = 1
 compiled_kernels: dict[tuple, CompiledKernel] = {}  # (device, kernel AST, variant: the CPU's lanes, a GPU kernel's images) -> the kernel, compiled
 def _compile(ast:UOp, opts:list[Opt], renderer) -> CompiledKernel:
@@ -134,37 +136,42 @@ def _compile(ast:UOp, opts:list[Opt], renderer) -> CompiledKernel:
     src = renderer.render(name, lin := k.linearize(renderer.lane_supported if lanes else renderer.supported))
     n = outer_loop(lin).arg[1] if outer_loop(lin) else 1
     threads = 2 if kernel_ops(ast) + math.prod(k.full_shape) >= THREAD_WORK else 1
-    return CompiledKernel(name, src, CPUProgram(name, compile_c(src, name, ("-ffp-contract=fast",) * lanes)), n, threads)
+    return CompiledKernel(name, src, CPUProgram(name, compile_c(src, name, ("-ffp-contract=fast",) * lanes)), (n,), None, threads)
 THREAD_WORK = 1 << 23  # ops + loop points from which a kernel splits between two threads: waking one costs ~60 us here (measured)
 CHECK_POINTS = 1 << 22  # loop points 03's executor checks in memory; a bigger kernel is checked against itself compiled without opts
 def check_opts(ast:UOp, opts:list[Opt], arrays:list[np.ndarray], renderer) -> None:
     "Run `ast` with `opts` on `arrays` (outputs first) and compare its outputs with 03's numpy executor (01's rules), see `CHECK_POINTS`."
-    *_, prog, n, threads = _compile(ast, opts, renderer); prog(*arrays, n=n, threads=threads)
+    p = _compile(ast, opts, renderer); p.prog(*arrays, n=p.size[0], threads=p.threads)
     dts, nout = {u.arg: u.dtype for u in ast.toposort if u.op is Ops.PARAM}, len(ast.src)
     host = lambda arrs: [bf16_to_f32(a) if dts[i] is dtypes.bfloat16 else a.copy() for i, a in enumerate(arrs)]
     if math.prod(Kernel(ast).full_shape) <= CHECK_POINTS: run_kernel(ast, ref := [SimpleNamespace(data=a) for a in host(arrays)])
     else:
-        *_, naive, n, threads = _compile(ast, [], renderer)
-        naive(*(r := [np.empty_like(a) for a in arrays[:nout]] + arrays[nout:]), n=n, threads=threads)
+        naive = _compile(ast, [], renderer)
+        naive.prog(*(r := [np.empty_like(a) for a in arrays[:nout]] + arrays[nout:]), n=naive.size[0], threads=naive.threads)
         ref = [SimpleNamespace(data=a) for a in host(r)]
     for i, (got, want) in enumerate(zip(host(arrays)[:nout], (np.asarray(r.data, np.float64) for r in ref))):
         if not np.allclose(got.astype(np.float64), want, 1e-3, 1e-3 * np.abs(want).max(initial=1), equal_nan=True):
             raise RuntimeError(f"kernel {kernel_name(ast)} with opts {opts} computes output {i} wrong: max error {np.abs(got - want).max()}")
 def beam_search(ast:UOp, arrays:list[np.ndarray], width:int, renderer=CRenderer(), lanes:int=0, timeout:float=60.0) -> list[Opt]:
-    "The fastest opts for kernel `ast` a beam of `width` finds in about `timeout` s, timed on `arrays` (outputs first, overwritten), checked."
-    path = cache_dir() / f"beam-{hashlib.sha256(f'{ast!r} {renderer.device} {width} {lanes}'.encode()).hexdigest()[:24]}.json"
-    if path.exists(): return [Opt(*o) for o in json.loads(path.read_text())]
+    "The fastest CPU opts for kernel `ast` a beam of `width` finds in about `timeout` s, timed on `arrays` (outputs first, overwritten), checked."
     def timed(opts:list[Opt]) -> float:
-        _, _, prog, n, th = _compile(ast, opts, renderer)
-        return min(prog(*arrays, n=n, threads=th) for _ in range(3))
-    deadline, rules = time.perf_counter() + timeout, hand_coded_opts(Kernel(ast), lanes, host_panel())
-    beam = sorted([(timed([]), [])] + [(timed(rules), rules)] * bool(rules), key=lambda c: c[0])[:width]  # never worse than the rules
+        p = _compile(ast, opts, renderer)
+        return min(p.prog(*arrays, n=p.size[0], threads=p.threads) for _ in range(3))
+    return search_opts(ast, timed, width, f"{renderer.device} {lanes}", hand_coded_opts(Kernel(ast), lanes, host_panel()), renderer.has_local, lanes,
+                timeout, lambda best: check_opts(ast, best, arrays, renderer))
+def search_opts(ast:UOp, timed:Callable, width:int, target:str, rules:list[Opt], has_local=False, lanes=0, timeout=60.0, check=None) -> list[Opt]:
+    "The fastest opts (by `timed(opts)`, in seconds) a beam of `width` finds from no opts and `rules`; `check`ed, kept on disk per `target`."
+    path = cache_dir() / f"beam-{hashlib.sha256(f'{ast!r} {target} {width}'.encode()).hexdigest()[:24]}.json"
+    if path.exists(): return [Opt(*o) for o in json.loads(path.read_text())]
+    deadline = time.perf_counter() + timeout
+    found = sorted([(timed([]), [])] + [(timed(rules), rules)] * bool(rules), key=lambda c: c[0])[:width]  # never worse than the rules
     while time.perf_counter() < deadline:
-        acts = [opts + [o] for _, opts in beam for o in opt_actions(Kernel(ast, opts), renderer.has_local, lanes)]
+        acts = [opts + [o] for _, opts in found for o in opt_actions(Kernel(ast, opts), has_local, lanes)]
         cands = [(timed(opts), opts) for opts in acts if time.perf_counter() < deadline]
-        if not cands or min(c[0] for c in cands) >= beam[0][0]: break
-        beam = sorted(cands, key=lambda c: c[0])[:width]
-    check_opts(ast, best := beam[0][1], arrays, renderer)
+        if not cands or min(c[0] for c in cands) >= found[0][0]: break
+        found = sorted(cands, key=lambda c: c[0])[:width]
+    best = found[0][1]
+    if check: check(best)
     path.parent.mkdir(parents=True, exist_ok=True)
     with replacing(path) as f: f.write(json.dumps([[o.op, o.axis, o.amt] for o in best]).encode())  # another process may read it
     return best
@@ -201,7 +208,7 @@ def run_kernel_c(ast:UOp, bufs:list) -> None:
         scratch = [np.empty_like(a) for a in arrays[:len(ast.src)]] + arrays[len(ast.src):]
         opts = beam_search(ast, scratch, beam, lanes=lanes) if beam else hand_coded_opts(Kernel(ast), lanes, host_panel())
         compiled_kernels[key] = _compile(ast, opts, CRenderer())
-    tm = (p := compiled_kernels[key]).prog(*arrays, n=p.n, threads=p.threads)
+    tm = (p := compiled_kernels[key]).prog(*arrays, n=p.size[0], threads=p.threads)
     for b, a in zip(bufs[:len(ast.src)], arrays): from_host(b, a)
     count("CPU", p.name, ast, bufs, tm, p.src)
 _linear: dict[UOp, list] = {}

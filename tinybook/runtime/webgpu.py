@@ -68,8 +68,8 @@ class WebGPUDevice(CompiledDevice):
         super().__init__("WEBGPU", _WGPUAllocator(self), WGSLRenderer(f16), Compiler("wgsl"), lambda name, lib: _WGPUProgram(self, name, lib))
     def host_dtype(self, d) -> np.dtype: return np.dtype(np.uint32) if d is dtypes.bool else d.np
     def graph(self, calls:list):
-        "A function submitting every (program, buffers, global size) launch of `calls` as one compute pass, bound once (08's batches)."
-        bound = [(prog, prog.bind(bufs), gs) for prog, bufs, gs in calls]
+        "A function submitting every (program, buffers, global size, local size) launch of `calls` as one compute pass, bound once (08's batches)."
+        bound = [(prog, prog.bind(bufs), gs) for prog, bufs, gs, _ in calls]  # the local size is the shader's @workgroup_size
         def run():
             enc = self.dev.create_command_encoder(); cp = enc.begin_compute_pass()
             for prog, group, gs in bound: prog.encode(cp, group, gs)
