@@ -9,9 +9,9 @@ from .tensor import UOp, Ops, GroupOp, DType, dtypes
 from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base, interval
 
 # %% auto #0
-__all__ = ['c_types', 'C_INCLUDES', 'C_F16', 'C_BF16', 'c_const', 'c_alu', 'c_index', 'c_bitcast_bf16', 'vtype', 'vbroadcast',
-           'lane_values', 'at_lane', 'vector_load', 'vector_store', 'vector_alu', 'hred_name', 'vector_prelude',
-           'outer_loop', 'Renderer', 'CRenderer']
+__all__ = ['c_types', 'C_INCLUDES', 'C_F16', 'C_BF16', 'C_FREESTANDING', 'c_const', 'c_alu', 'c_index', 'c_bitcast_bf16', 'vtype',
+           'vbroadcast', 'lane_values', 'at_lane', 'vector_load', 'vector_store', 'vector_alu', 'hred_name',
+           'vector_prelude', 'outer_loop', 'Renderer', 'CRenderer', 'FreestandingCRenderer']
 
 # %% ../nbs/04a_renderer.ipynb #510e322c
 c_types = {dtypes.bool: "bool", dtypes.int8: "int8_t", dtypes.uint8: "uint8_t", dtypes.int16: "int16_t", dtypes.uint16: "uint16_t",
@@ -136,7 +136,8 @@ class Renderer:
         return (outer_loop(lin).arg[1] if outer_loop(lin) else 1,), None
 class CRenderer(Renderer):
     "C for the CPU. Other languages (05) override the hooks: `prelude`, `buf_type`, `signature`, `loop`, `bitcast`, `const`, `alu`, ..."
-    device, rounded = "CPU", {dtypes.bfloat16: "rbf"}  # rounded: dtypes computed as float, rounded to theirs after each op by this function
+    device, rounded, headers, cflags = "CPU", {dtypes.bfloat16: "rbf"}, C_INCLUDES, ()  # cflags: what 04b's compiler needs for this C
+    # rounded: dtypes computed as float, rounded to theirs after each op by this function
     @property
     def lane_supported(self) -> set: return self.supported - {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.TRUNC}  # no vector libm
     def const(self, v, d:DType) -> str: return c_const(v, d)
@@ -145,7 +146,7 @@ class CRenderer(Renderer):
     def load(self, u:UOp, idx:str) -> str: return f"bf2f(data{u.src[0].arg}[{idx}])" if u.dtype is dtypes.bfloat16 else f"data{u.src[0].arg}[{idx}]"
     def store(self, u:UOp, idx:str, val:str) -> str: return f"data{u.src[0].arg}[{idx}] = {'f2bf' * (u.src[2].dtype is dtypes.bfloat16)}({val});"
     def prelude(self, lin:list[UOp]) -> str:
-        return C_INCLUDES + C_F16 * any(u.dtype is dtypes.float16 for u in lin) + C_BF16 * any(u.dtype is dtypes.bfloat16 for u in lin)
+        return self.headers + C_F16 * any(u.dtype is dtypes.float16 for u in lin) + C_BF16 * any(u.dtype is dtypes.bfloat16 for u in lin)
     def buf_type(self, d:DType) -> str: return "uint16_t" if d is dtypes.bfloat16 else c_types[d]
     def signature(self, name:str, params:list) -> str:
         return f"void {name}({', '.join(f'{self.buf_type(d)}* restrict data{i}' for i, d in params)}, int start, int end)"
@@ -200,3 +201,12 @@ class CRenderer(Renderer):
             else: let(u, self.alu(u.op, u.dtype, [ex(s) for s in u.src], u.src[-1].dtype))
         head += vector_prelude(lin, lane, vec) if lane is not None else ""
         return head + self.signature(name, params) + " {\n" + "".join("  " * d + ln + "\n" for d, ln in lines) + "}\n"
+
+# %% ../nbs/04a_renderer.ipynb #c57fe043
+C_FREESTANDING = "".join(f"typedef __{n.upper()}_TYPE__ {n}_t;\n" for n in (f"{s}int{b}" for b in (8, 16, 32, 64) for s in ("", "u"))) + \
+    "#define bool _Bool\n#define INFINITY __builtin_inff()\n#define NAN __builtin_nanf(\"\")\n" + \
+    "#define sqrtf __builtin_sqrtf\n#define sqrt __builtin_sqrt\n"
+class FreestandingCRenderer(CRenderer):
+    "C for a target without a hosted C library: no headers, no libm (transcendentals and trunc decomposed)."
+    supported = CRenderer.supported - {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.TRUNC}
+    headers, cflags = C_FREESTANDING, ("-ffreestanding", "-nostdinc")

@@ -136,7 +136,7 @@ def _compile(ast:UOp, opts:list[Opt], renderer) -> CompiledKernel:
     src = renderer.render(name, lin := k.linearize(renderer.lane_supported if lanes else renderer.supported))
     n = outer_loop(lin).arg[1] if outer_loop(lin) else 1
     threads = 2 if kernel_ops(ast) + math.prod(k.full_shape) >= THREAD_WORK else 1
-    return CompiledKernel(name, src, CPUProgram(name, compile_c(src, name, ("-ffp-contract=fast",) * lanes)), (n,), None, threads)
+    return CompiledKernel(name, src, CPUProgram(name, compile_c(src, name, ("-ffp-contract=fast",) * lanes + renderer.cflags)), (n,), None, threads)
 THREAD_WORK = 1 << 23  # ops + loop points from which a kernel splits between two threads: waking one costs ~60 us here (measured)
 CHECK_POINTS = 1 << 22  # loop points 03's executor checks in memory; a bigger kernel is checked against itself compiled without opts
 def check_opts(ast:UOp, opts:list[Opt], arrays:list[np.ndarray], renderer) -> None:
