@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_backends.ipynb #004f5257
 from __future__ import annotations
-import os, shutil, hashlib, argparse, tempfile, weakref, numpy as np
+import os, math, shutil, hashlib, argparse, tempfile, weakref, numpy as np
 from typing import Callable
 from .tensor import Tensor, UOp, dtypes, backends, buffer_makers, device_checks, _dev, getenv
 from .schedule import kernel_name, run_kernel
@@ -93,7 +93,7 @@ def beam_on(dev:CompiledDevice, ast:UOp, bufs:list, width:int) -> list:
     item, nout = lambda d: 2 if d is dtypes.bfloat16 else np.dtype(dev.host_dtype(d)).itemsize, len(ast.src)
     outs, ins = [dev.allocator.alloc(max(b.size * item(b.dtype), 1)) for b in bufs[:nout]], [_device_mem(dev, b) for b in bufs[nout:]]
     def run(opts:list) -> float:
-        p = compile_on(dev, ast, opts)
+        if (p := compile_on(dev, ast, opts)).local and math.prod(p.local) > p.prog.max_local: return math.inf  # too big a workgroup
         return p.prog(*outs, *ins, global_size=p.size, **({"local_size": p.local} if p.local else {}))
     def result(opts:list) -> list[np.ndarray]:
         run(opts); hs = [host_array(b, True, dev.host_dtype(b.dtype)) for b in bufs[:nout]]

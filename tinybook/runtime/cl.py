@@ -146,6 +146,7 @@ class _CLCompiler(Compiler):
 class _CLProgram:
     def __init__(self, d:CLDevice, name:str, lib:bytes):
         self.d, self.kernel = d, getattr(d.cl.Program(d.ctx, [d.dev], [lib]).build(), name)
+        self.max_local = self.kernel.get_work_group_info(d.cl.kernel_work_group_info.WORK_GROUP_SIZE, d.dev)  # items a workgroup may have
     def __call__(self, *bufs, global_size:tuple, local_size:tuple|None=None) -> float:
         ev = self.kernel(self.d.queue, global_size, local_size, *bufs); ev.wait()
         return (ev.profile.end - ev.profile.start) * 1e-9
