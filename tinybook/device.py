@@ -14,8 +14,8 @@ from .runtime.cpu import (cache_dir, count, run_backend, host_array, host_empty,
                                   CompiledKernel, compiled_kernels, search_opts)
 
 # %% auto #0
-__all__ = ['Device', 'Allocator', 'Compiler', 'CompiledDevice', 'DeviceMemory', 'compile_on', 'beam_on', 'run_kernel_on',
-           'check_device', 'main']
+__all__ = ['Device', 'Allocator', 'Compiler', 'CompiledDevice', 'DeviceMemory', 'device_empty', 'compile_on', 'beam_on',
+           'run_kernel_on', 'check_device', 'main']
 
 # %% ../nbs/05_backends.ipynb #00245ea1
 class Allocator:
@@ -76,6 +76,10 @@ class DeviceMemory:
         h = host_empty(self.size, np.uint16 if self.dtype is dtypes.bfloat16 else self.dev.host_dtype(self.dtype))
         self.dev.allocator.copyout(h, self.mem); GlobalCounters.device_to_host += h.nbytes
         return host_value(self.dtype, h)
+def device_empty(dev:CompiledDevice, b) -> DeviceMemory:
+    "New memory on `dev` for a value of buffer `b`."
+    n = b.size * (2 if b.dtype is dtypes.bfloat16 else np.dtype(dev.host_dtype(b.dtype)).itemsize)
+    return DeviceMemory(dev, dev.allocator.alloc(max(n, 1)), b.size, b.dtype)
 def _device_mem(dev:CompiledDevice, b, image_width:int|None=None):
     "Memory on `dev` holding buffer `b`'s value: where it lives, or a copy of its host value (kept on `b`, unless it is an image)."
     if b.dev_mem is not None and b.dev_mem.dev is dev and image_width is None: return b.dev_mem.mem
@@ -90,23 +94,18 @@ def compile_on(dev:CompiledDevice, ast:UOp, opts:list, images:tuple=()) -> Compi
     return CompiledKernel(name, src, dev.runtime(name, dev.compiler.compile(src)), *dev.renderer.launch(lin))
 def beam_on(dev:CompiledDevice, ast:UOp, bufs:list, width:int) -> list:
     "`BEAM` on a device: 04b's search with each candidate timed on `dev` (scratch outputs, `bufs`' inputs), the best checked against `dev.opts`."
-    item, nout = lambda d: 2 if d is dtypes.bfloat16 else np.dtype(dev.host_dtype(d)).itemsize, len(ast.src)
-    outs, ins = [dev.allocator.alloc(max(b.size * item(b.dtype), 1)) for b in bufs[:nout]], [_device_mem(dev, b) for b in bufs[nout:]]
+    outs, ins = [device_empty(dev, b) for b in bufs[:len(ast.src)]], [_device_mem(dev, b) for b in bufs[len(ast.src):]]
     def run(opts:list) -> float:
         if (p := compile_on(dev, ast, opts)).local and math.prod(p.local) > p.prog.max_local: return math.inf  # too big a workgroup
-        return p.prog(*outs, *ins, global_size=p.size, **({"local_size": p.local} if p.local else {}))
+        return p.prog(*[o.mem for o in outs], *ins, global_size=p.size, **({"local_size": p.local} if p.local else {}))
     def result(opts:list) -> list[np.ndarray]:
-        run(opts); hs = [host_array(b, True, dev.host_dtype(b.dtype)) for b in bufs[:nout]]
-        for h, o in zip(hs, outs): dev.allocator.copyout(h, o)
-        return [host_value(b.dtype, h).astype(np.float64) for b, h in zip(bufs, hs)]
+        run(opts); return [o.to_host().astype(np.float64) for o in outs]
     def check(best:list):
         for i, (got, want) in enumerate(zip(result(best), result(dev.opts(ast)))):
             if not np.allclose(got, want, 1e-3, 1e-3 * np.abs(want).max(initial=1), equal_nan=True):
                 raise RuntimeError(f"kernel {kernel_name(ast)} with opts {best} computes output {i} wrong on {dev.name}: "
                                    f"off by {abs(got - want).max()}")
-    try: return search_opts(ast, lambda opts: min(run(opts) for _ in range(3)), width, dev.name, dev.opts(ast), dev.renderer.has_local, check=check)
-    finally:
-        for o in outs: dev.allocator.free(o)
+    return search_opts(ast, lambda opts: min(run(opts) for _ in range(3)), width, dev.name, dev.opts(ast), dev.renderer.has_local, check=check)
 def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
     "Compile kernel `ast` for `dev` (once) and run it on `bufs`, counting it in `GlobalCounters`."
     images = dict(key_images := dev.images(ast, bufs))
@@ -114,8 +113,7 @@ def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
         opts = beam_on(dev, ast, bufs, width) if (width := getenv("BEAM")) and not images else dev.opts(ast)
         compiled_kernels[key] = compile_on(dev, ast, opts, key_images)
     name, src, prog, size, local, _ = compiled_kernels[key]
-    item = lambda d: 2 if d is dtypes.bfloat16 else np.dtype(dev.host_dtype(d)).itemsize
-    outs = [DeviceMemory(dev, dev.allocator.alloc(max(b.size * item(b.dtype), 1)), b.size, b.dtype) for b in bufs[:len(ast.src)]]
+    outs = [device_empty(dev, b) for b in bufs[:len(ast.src)]]
     ins = [_device_mem(dev, b, images.get(i)) for i, b in enumerate(bufs) if i >= len(ast.src)]
     tm = prog(*[o.mem for o in outs], *ins, global_size=size, **({"local_size": local} if local else {}))  # local: 05a's CL workgroups
     for b, o in zip(bufs, outs): b.data, b.dev_mem = None, o  # the value is on the device now; the host's is gone

@@ -10,7 +10,7 @@ from .tensor import Tensor, UOp, Ops, Buffer, to_dtype, patch_to, getenv, cast_n
 from .schedule import kernel_name
 from .runtime import cpu
 from .runtime.cpu import capturing, compile_c, cache_dir, GlobalCounters, kernel_ops, host_array
-from .device import Device, DeviceMemory
+from .device import Device, device_empty
 import tinybook.nn  # noqa: F401, Tensor.assign
 from .nn.state import replacing
 
@@ -136,7 +136,7 @@ class _DeviceBatch:
             else: a.copyin(self.mem[s], h := host_array(b, False, self.dt(s))); GlobalCounters.host_to_device += h.nbytes
         self.launch()
         for s in self.st["outs"]:  # a copy of its own on the device: the next replay writes this slot again
-            b = self.bufs[s]; o = DeviceMemory(self.dev, a.alloc(n := self.nbytes(s)), b.size, b.dtype); a.copy(o.mem, self.mem[s], n)
+            b = self.bufs[s]; o = device_empty(self.dev, b); a.copy(o.mem, self.mem[s], self.nbytes(s))
             b.data, b.dev_mem = None, o
         _count(self.dev.name, len(self.st["calls"]), self.st["ops"], self.st["mem"], time.perf_counter() - t0)
     def __del__(self):
