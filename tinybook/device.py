@@ -20,7 +20,7 @@ __all__ = ['Device', 'Allocator', 'Compiler', 'CompiledDevice', 'DeviceMemory', 
 # %% ../nbs/05_backends.ipynb #00245ea1
 class Allocator:
     "Device memory as numpy arrays on the host (devices with memory of their own override all four)."
-    def alloc(self, nbytes:int, image_width:int|None=None): return np.empty(nbytes, np.uint8)  # image_width: an image (05a)
+    def alloc(self, nbytes:int, image_width:int|None=None): return np.empty(nbytes, np.uint8)  # image_width: an image (05b)
     def free(self, buf): pass
     def copyin(self, buf, src:np.ndarray): buf[:] = src.view(np.uint8).reshape(-1)
     def copyout(self, dest:np.ndarray, buf): dest.view(np.uint8).reshape(-1)[:] = buf
@@ -41,9 +41,9 @@ class CompiledDevice:
         self.name, self.allocator, self.renderer, self.compiler, self.runtime = name, allocator, renderer, compiler, runtime
     def __repr__(self): return f"<Device {self.name} {type(self.renderer).__name__}>"
     def host_dtype(self, d) -> np.dtype: return d.np  # how a dtype's elements are laid out in device memory (bool is 4 bytes on WebGPU)
-    def images(self, ast:UOp, bufs:list) -> tuple: return ()  # (param, width) of the inputs read as images (05a: CL with IMAGE=1)
+    def images(self, ast:UOp, bufs:list) -> tuple: return ()  # (param, width) of the inputs read as images (05b: CL with IMAGE=1)
     def render(self, name:str, lin:list[UOp], images:dict) -> str: return self.renderer.render(name, lin)
-    def opts(self, ast:UOp) -> list: return hand_coded_opts(Kernel(ast))  # 05a: CL adds workgroups
+    def opts(self, ast:UOp) -> list: return hand_coded_opts(Kernel(ast))  # 05b: CL adds workgroups
 
 # %% ../nbs/05_backends.ipynb #696da678
 class _Registry:
@@ -93,7 +93,7 @@ def compile_on(dev:CompiledDevice, ast:UOp, opts:list, images:tuple=()) -> Compi
     src = dev.render(name, lin, dict(images))
     return CompiledKernel(name, src, dev.runtime(name, dev.compiler.compile(src)), *dev.renderer.launch(lin))
 def beam_on(dev:CompiledDevice, ast:UOp, bufs:list, width:int) -> list:
-    "`BEAM` on a device: 04b's search with each candidate timed on `dev` (scratch outputs, `bufs`' inputs), the best checked against `dev.opts`."
+    "`BEAM` on a device: 05a's search with each candidate timed on `dev` (scratch outputs, `bufs`' inputs), the best checked against `dev.opts`."
     outs, ins = [device_empty(dev, b) for b in bufs[:len(ast.src)]], [_device_mem(dev, b) for b in bufs[len(ast.src):]]
     def run(opts:list) -> float:
         if (p := compile_on(dev, ast, opts)).local and math.prod(p.local) > p.prog.max_local: return math.inf  # too big a workgroup
@@ -115,7 +115,7 @@ def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
     name, src, prog, size, local, _ = compiled_kernels[key]
     outs = [device_empty(dev, b) for b in bufs[:len(ast.src)]]
     ins = [_device_mem(dev, b, images.get(i)) for i, b in enumerate(bufs) if i >= len(ast.src)]
-    tm = prog(*[o.mem for o in outs], *ins, global_size=size, **({"local_size": local} if local else {}))  # local: 05a's CL workgroups
+    tm = prog(*[o.mem for o in outs], *ins, global_size=size, **({"local_size": local} if local else {}))  # local: 05b's CL workgroups
     for b, o in zip(bufs, outs): b.data, b.dev_mem = None, o  # the value is on the device now; the host's is gone
     for i, m in enumerate(ins, len(ast.src)):
         if i in images: dev.allocator.free(m)

@@ -136,7 +136,7 @@ class Renderer:
         return (outer_loop(lin).arg[1] if outer_loop(lin) else 1,), None
 class CRenderer(Renderer):
     "C for the CPU. Other languages (05) override the hooks: `prelude`, `buf_type`, `signature`, `loop`, `bitcast`, `const`, `alu`, ..."
-    device, rounded, headers, cflags = "CPU", {dtypes.bfloat16: "rbf"}, C_INCLUDES, ()  # cflags: what 04b's compiler needs for this C
+    device, rounded, headers, cflags = "CPU", {dtypes.bfloat16: "rbf"}, C_INCLUDES, ()  # cflags: what 05a's compiler needs for this C
     # rounded: dtypes computed as float, rounded to theirs after each op by this function
     @property
     def lane_supported(self) -> set: return self.supported - {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.TRUNC}  # no vector libm
@@ -155,7 +155,7 @@ class CRenderer(Renderer):
         return f"for (int {n} = {lo}; {n} < {hi}; {n}++) {{"
     def bitcast(self, u:UOp, a:str) -> str:
         return c_bitcast_bf16(u, a) if dtypes.bfloat16 in (u.dtype, u.src[0].dtype) else self.alu(Ops.BITCAST, u.dtype, [a])
-    def begin(self, lin:list[UOp]) -> list[str]: return []  # declarations at the function's scope (05a: workgroup memory)
+    def begin(self, lin:list[UOp]) -> list[str]: return []  # declarations at the function's scope (05b: workgroup memory)
     def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]: return []  # lines closing range `r` (its reduces' (acc, REDUCE))
     def render(self, name:str, lin:list[UOp]) -> str:
         "Source of linear program `lin` as a function `name`; values that differ between vector lanes are C vectors."
