@@ -10,7 +10,7 @@ if drop or any(os.environ.get(k) != v for k, v in want.items()):  # the librarie
     os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)
 
 import argparse
-from tinybook.runtime.cpu import GlobalCounters
+from tinybook.device import GlobalCounters
 from . import peers, report, tb
 from .core import WORKLOADS, cases, inputs, reference, run_case
 

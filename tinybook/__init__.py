@@ -1,9 +1,8 @@
 __version__ = "0.0.1"
 from tinybook.tensor import Tensor, dtypes, DType, UOp, Ops, Context
 import tinybook.ops, tinybook.autograd, tinybook.schedule, tinybook.codegen, tinybook.renderer  # noqa: E401, arithmetic, gradients, scheduling, loops
-import tinybook.runtime.cpu, tinybook.device, tinybook.runtime.cl, tinybook.runtime.cuda, tinybook.runtime.metal, tinybook.runtime.webgpu  # noqa: E401, the devices
+import tinybook.device, tinybook.runtime.cpu, tinybook.runtime.cl, tinybook.runtime.cuda, tinybook.runtime.metal, tinybook.runtime.webgpu  # noqa: E401, the devices
 from tinybook import nn
 import tinybook.nn.state, tinybook.nn.optim  # noqa: E401
 from tinybook.jit import TinyJit, Variable  # noqa: F401
-from tinybook.runtime.cpu import GlobalCounters  # noqa: F401
-from tinybook.device import Device  # noqa: F401
+from tinybook.device import Device, GlobalCounters  # noqa: F401

@@ -4,13 +4,12 @@
 
 # %% ../nbs/08_jit.ipynb #8f4317d6
 from __future__ import annotations
-import os, gc, json, time, ctypes, hashlib, weakref, functools, numpy as np
+import os, gc, json, time, ctypes, weakref, functools, numpy as np
 from pathlib import Path
 from .tensor import Tensor, UOp, Ops, Buffer, to_dtype, patch_to, getenv, cast_np, rng_hooks
 from .schedule import kernel_name
 from .runtime import cpu
-from .runtime.cpu import capturing, compile_c, cache_dir, GlobalCounters, kernel_ops, host_array
-from .device import Device, device_empty
+from .device import Device, device_empty, capturing, GlobalCounters, kernel_ops, host_array, host_empty, compiled_kernels, kernel_key
 import tinybook.nn  # noqa: F401, Tensor.assign
 from .nn.state import replacing
 
@@ -100,14 +99,14 @@ class _CPUBatch:
     def __init__(self, st:dict, libs:list, bufs:list[Buffer], fixed:set):
         progs = [cpu.CPUProgram(c["name"], libs[c["lib"]]) for c in st["calls"]]
         self.f = (ctypes.c_void_p * len(progs))(*[ctypes.cast(p.fxn, ctypes.c_void_p) for p in progs])
-        self.fxn, self.bufs, self.b = ctypes.CDLL(str(libs[st["batch"]])).batch, bufs, (ctypes.c_void_p * len(bufs))()
+        self.fxn, self.bufs, self.b = cpu.load_lib(libs[st["batch"]]).batch, bufs, (ctypes.c_void_p * len(bufs))()
         used = sorted({s for c in st["calls"] for s in c["slots"]})
         self.fresh, self.new = [s for s in used if s not in fixed], st["outs"]
         for s in used:
             if s in fixed: self.b[s] = bufs[s].data.ctypes.data  # intermediates only CPU kernels write never move
         self.nth, self.st = max(c["threads"] for c in st["calls"]), st
     def __call__(self):
-        for s in self.new: self.bufs[s].data = cpu.host_empty(self.bufs[s].size, self.bufs[s].dtype.np)
+        for s in self.new: self.bufs[s].data = host_empty(self.bufs[s].size, self.bufs[s].dtype.np)
         keep = [host_array(self.bufs[s], False) for s in self.fresh]
         for s, a in zip(self.fresh, keep): self.b[s] = a.ctypes.data
         bar, t0 = (ctypes.c_int * 2)(), time.perf_counter()
@@ -202,11 +201,12 @@ class CapturedJit:
 # %% ../nbs/08_jit.ipynb #5c5a1bc5
 def _kernel_call(si, dev:str) -> tuple|None:
     "How a batch runs kernel `si`: (its library, the call: name, outer loop size, threads), or None when it cannot (it then runs on its own)."
-    if os.getenv("JIT") == "2": return None
-    if dev == "CPU" and (p := cpu.compiled_kernels.get((dev, si.ast, cpu.host_lanes()))) and all(b.dtype.name != "bfloat16" for b in si.bufs):
+    if os.getenv("JIT") == "2" or dev not in Device.made or (p := compiled_kernels.get(key := kernel_key(d := Device[dev], si.ast, si.bufs))) is None:
+        return None
+    if key[3]: return None  # it reads images, which each run makes anew
+    if isinstance(p.prog, cpu.CPUProgram) and all(b.dtype.name != "bfloat16" for b in si.bufs):
         return p.prog.lib, dict(name=p.name, n=p.size[0], threads=max(1, min(p.threads, p.size[0])))
-    if dev in Device.makers and (p := cpu.compiled_kernels.get((dev, si.ast, ()))) and not Device[dev].images(si.ast, si.bufs):
-        return Device[dev].compiler.compile(p.src), dict(name=p.name, size=list(p.size), local=p.local and list(p.local))  # the disk cache's binary
+    if not d.host_memory: return d.compiler.compile(p.src), dict(name=p.name, size=list(p.size), local=p.local and list(p.local))  # the disk cache's
     return None
 def _steps(items:list, sid:dict) -> tuple[list, list, list]:
     "The captured kernels as steps (a run of batchable kernels on one device is one batch), the libraries, and the kernels run alone."
@@ -234,7 +234,7 @@ def _wire(steps:list, kinds:list, libs:list) -> list[int]:
             for s in w: writers.setdefault(s, set()).add(st["kind"])
         if st["kind"] == "cpu":
             st.update(batch=len(libs), outs=sorted({s for _, w in _rw(st) for s in w if kinds[s] == "out"}))  # outs: new memory every call
-            libs.append(compile_c(batch_src([(c["slots"], c["n"], c["threads"]) for c in st["calls"]]), "batch"))
+            libs.append(cpu.CCompiler().compile(batch_src([(c["slots"], c["n"], c["threads"]) for c in st["calls"]]), "batch"))
     for j, st in enumerate(steps):
         if st["kind"] != "device": continue
         wrote, ins, others = set(), [], {s for k, o in enumerate(steps) if k != j for r, _ in _rw(o) for s in r}
@@ -354,10 +354,6 @@ def load_jit(path:str|Path) -> CapturedJit:
     "The program `CapturedJit.save` wrote, ready to run here with no tracing, scheduling or compiling (`state`: the saved state, as tensors)."
     with np.load(path, allow_pickle=False) as z:
         spec, libs = json.loads(z["meta"].tobytes()), [z[f"lib{i}"].tobytes() for i in range(sum(k.startswith("lib") for k in z.files))]
-        for i in {i for st in spec["steps"] if st["kind"] == "cpu" for i in [st["batch"], *(c["lib"] for c in st["calls"])]}:
-            (p := cache_dir() / f"jit-{hashlib.sha256(libs[i]).hexdigest()[:24]}.so").parent.mkdir(parents=True, exist_ok=True)
-            if not p.exists(): (tmp := p.with_suffix(f".{os.getpid()}")).write_bytes(libs[i]); os.replace(tmp, p)
-            libs[i] = p
         bufs = [Buffer(dev, n, dt := to_dtype(d), z[f"const{s}"] if k == "const" else np.empty(n, dt.np) if k == "inter" else None)
                 for s, (k, dev, n, d) in enumerate(spec["slots"])]
         state = [Tensor(z[f"state{i}"], device=bufs[o].device, dtype=bufs[o].dtype).reshape(shape) for i, (_, o, shape) in enumerate(spec["state"])]
