@@ -14,14 +14,24 @@ from .renderer import Renderer, CRenderer
 from .nn.state import replacing
 
 # %% auto #0
-__all__ = ['Device', 'POOL_BYTES', 'POOL_MIN', 'compiled_kernels', 'kernel_runners', 'capturing', 'cache_dir', 'Allocator',
-           'Compiler', 'CompiledDevice', 'GlobalCounters', 'kernel_ops', 'count', 'host_empty', 'host_array',
-           'host_value', 'from_host', 'DeviceMemory', 'device_empty', 'CompiledKernel', 'kernel_key', 'search_opts',
-           'beam_on', 'run_kernel_on', 'run_backend', 'PythonRenderer', 'PythonProgram', 'PythonDevice', 'check_device',
-           'main']
+__all__ = ['Device', 'POOL_BYTES', 'POOL_MIN', 'compiled_kernels', 'kernel_runners', 'capturing', 'cache_dir', 'host_lanes',
+           'Allocator', 'Compiler', 'CompiledDevice', 'GlobalCounters', 'kernel_ops', 'count', 'host_empty',
+           'host_array', 'host_value', 'from_host', 'DeviceMemory', 'device_empty', 'CompiledKernel', 'kernel_key',
+           'search_opts', 'beam_on', 'run_kernel_on', 'run_backend', 'PythonRenderer', 'PythonProgram', 'PythonDevice',
+           'check_device', 'main']
 
 # %% ../nbs/05_backends.ipynb #fc2a1529
 def cache_dir() -> Path: return Path(os.getenv("TINYBOOK_CACHE", Path.home() / ".cache" / "tinybook"))
+@functools.cache
+def _cpu_lanes() -> int:
+    try: flags = Path("/proc/cpuinfo").read_text()
+    except OSError: return 4
+    return 16 if " avx512f" in flags else 8 if " avx2" in flags else 4
+def host_lanes(var:str="CPU_LANES") -> int:
+    "32-bit values in a vector of the host CPU: env `var` (0, 4, 8, 16), else 16 with AVX-512, 8 with AVX2, 4 (SSE, NEON) otherwise."
+    if (v := os.getenv(var)) is None: return _cpu_lanes()
+    if v not in ("0", "4", "8", "16"): raise ValueError(f"{var}={v!r}: expected 0 (no vector lanes), 4, 8 or 16")
+    return int(v)
 class Allocator:
     "Device memory as numpy arrays on the host (devices with memory of their own override all four)."
     def alloc(self, nbytes:int, image_width:int|None=None): return np.empty(nbytes, np.uint8)  # image_width: an image (05b)
@@ -55,7 +65,8 @@ class CompiledDevice:
     def opts(self, ast:UOp) -> list: return hand_coded_opts(Kernel(ast), self.lanes())  # 05b: CL adds workgroups
     def kernel(self, ast:UOp, opts:list, images:tuple=()) -> CompiledKernel:
         "Kernel `ast` with `opts` applied, rendered and compiled (`images`: the inputs it reads as images)."
-        name, lin = kernel_name(ast), Kernel(ast, opts).linearize(self.renderer.supported)
+        k, name = Kernel(ast, opts), kernel_name(ast)
+        lin = k.linearize(self.renderer.lane_supported if k.lane_axis() is not None else self.renderer.supported)  # no vector libm
         src = self.render(name, lin, dict(images))
         return CompiledKernel(name, src, self.runtime(name, self.compiler.compile(src)), *self.renderer.launch(lin))
     def beam(self, ast:UOp, bufs:list, width:int) -> list: return beam_on(self, ast, bufs, width)  # opts `BEAM` finds (05a: the CPU's own)
@@ -193,7 +204,8 @@ def beam_on(dev:CompiledDevice, ast:UOp, bufs:list, width:int) -> list:
             if not np.allclose(got, want, 1e-3, 1e-3 * np.abs(want).max(initial=1), equal_nan=True):
                 raise RuntimeError(f"kernel {kernel_name(ast)} with opts {best} computes output {i} wrong on {dev.name}: "
                                    f"off by {abs(got - want).max()}")
-    return search_opts(ast, lambda opts: min(run(opts) for _ in range(3)), width, dev.name, dev.opts(ast), dev.renderer.has_local, check=check)
+    return search_opts(ast, lambda opts: min(run(opts) for _ in range(3)), width, f"{dev.name} {dev.lanes()}", dev.opts(ast),
+                       dev.renderer.has_local and not dev.lanes(), dev.lanes(), check=check)  # workgroups or vector lanes, not both
 def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
     "Compile kernel `ast` for `dev` (once) and run it on `bufs`, counting it in `GlobalCounters`: the one kernel runner of every device."
     key = kernel_key(dev, ast, bufs); images, nout = dict(key[3]), len(ast.src)

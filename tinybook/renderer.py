@@ -142,6 +142,7 @@ class CRenderer(Renderer):
     def lane_supported(self) -> set: return self.supported - {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.TRUNC}  # no vector libm
     def const(self, v, d:DType) -> str: return c_const(v, d)
     def alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str: return c_alu(op, d, a)  # sd: the operands' dtype
+    def vector_alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str: return vector_alu(op, d, a, sd)  # on lane values
     def decl(self, d:DType, name:str, code:str, mutable:bool=False) -> str: return f"{c_types[d]} {name} = {code};"
     def load(self, u:UOp, idx:str) -> str: return f"bf2f(data{u.src[0].arg}[{idx}])" if u.dtype is dtypes.bfloat16 else f"data{u.src[0].arg}[{idx}]"
     def store(self, u:UOp, idx:str, val:str) -> str: return f"data{u.src[0].arg}[{idx}] = {'f2bf' * (u.src[2].dtype is dtypes.bfloat16)}({val});"
@@ -187,7 +188,7 @@ class CRenderer(Renderer):
                 decl = f"{vtype(u.dtype)} {acc} = {vbroadcast(init, u.dtype)};" if u in vec else self.decl(u.dtype, acc, init, mutable=True)
                 lines.append((depth, decl))
             elif u.op is Ops.REDUCE:
-                upd = ((lambda v: vector_alu(u.arg, u.dtype, [accs[u], vx(v, u.dtype)])) if u in vacc else
+                upd = ((lambda v: self.vector_alu(u.arg, u.dtype, [accs[u], vx(v, u.dtype)])) if u in vacc else
                        lambda v: self.alu(u.arg, u.dtype, [accs[u], ex(v)], u.dtype))
                 lines += [(depth, f"{accs[u]} = {upd(v)};") for v in u.src if v.op is not Ops.RANGE]
             elif u.op is Ops.LOAD and u in vec: let(u, vector_load(u, lane, ex))
@@ -196,7 +197,7 @@ class CRenderer(Renderer):
                 let(u, val if len(u.src) == 2 else self.alu(Ops.WHERE, u.dtype, [ex(u.src[2]), val, self.const(0, u.dtype)]))
             elif u.op is Ops.STORE and {u.src[1], u.src[2]} & vec: lines.append((depth, vector_store(u, lane, vec, ex)))
             elif u.op is Ops.STORE: lines.append((depth, self.store(u, ex(u.src[1]), ex(u.src[2]))))
-            elif u in vec: let(u, vector_alu(u.op, u.dtype, [vx(s, s.dtype) for s in u.src], u.src[-1].dtype))
+            elif u in vec: let(u, self.vector_alu(u.op, u.dtype, [vx(s, s.dtype) for s in u.src], u.src[-1].dtype))
             elif u.op is Ops.BITCAST: let(u, self.bitcast(u, ex(u.src[0])))
             else: let(u, self.alu(u.op, u.dtype, [ex(s) for s in u.src], u.src[-1].dtype))
         head += vector_prelude(lin, lane, vec) if lane is not None else ""

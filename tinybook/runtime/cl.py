@@ -6,9 +6,9 @@
 from __future__ import annotations
 import os, math, numpy as np
 from ..tensor import UOp, Ops, DType, dtypes
-from ..renderer import CRenderer, c_types
+from ..renderer import CRenderer, c_types, lane_values, vtype
 from ..codegen import Kernel, Opt, hand_coded_opts
-from ..device import Allocator, Compiler, CompiledDevice, Device
+from ..device import Allocator, Compiler, CompiledDevice, Device, host_lanes
 
 # %% auto #0
 __all__ = ['cl_types', 'CL_PRELUDE', 'CL_BF16', 'CL_HALF', 'CL_IMAGE', 'workgroup', 'OpenCLRenderer', 'CLDevice']
@@ -71,8 +71,11 @@ class OpenCLRenderer(CRenderer):
         return super().store(u, idx, val)
     def launch(self, lin:list[UOp]) -> tuple[tuple, tuple|None]: return wg[1:] if (wg := workgroup(lin)) else super().launch(lin)
     def render(self, name:str, lin:list[UOp]) -> str:
-        self.wg = workgroup(lin)
+        self.wg, self.nl = workgroup(lin), (lane := lane_values(lin)[0]) and lane.arg[1]
         return super().render(name, lin)
+    def vector_alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:
+        if op is not Ops.SQRT: return super().vector_alu(op, d, a, sd)  # lane by lane, a square root is 50x slower on PoCL (measured):
+        return f"({{union {{{vtype(d)} v; {cl_types[d]}{self.nl} e;}} u; u.v = {a[0]}; u.e = sqrt(u.e); u.v;}})"  # OpenCL's own vector type's
     def loop(self, u:UOp, outer:bool) -> str:
         if self.wg: return f"{{ int {u.arg[0]} = {self.wg[0][u]};" if u in self.wg[0] else super().loop(u, False)
         return f"{{ int {u.arg[0]} = get_global_id(0);" if outer else super().loop(u, False)
@@ -113,10 +116,14 @@ class CLDevice(CompiledDevice):
             if b.dtype is dtypes.float32 and -(-px // w) <= self.dev.image2d_max_height: out.append((i, w))
         return tuple(out)
     def render(self, name:str, lin:list[UOp], images:dict) -> str: return OpenCLRenderer(self.renderer.fp16, images).render(name, lin)
+    def lanes(self) -> int:
+        "Vector lanes: the host's on a CPU device (PoCL compiles 04a's vector C as it is), none on a GPU or with IMAGE=1; `CL_LANES` sets them."
+        if os.getenv("CL_LANES") is None and (int(os.getenv("IMAGE", "0")) or not self.dev.type & self.cl.device_type.CPU): return 0
+        return host_lanes("CL_LANES")
     def opts(self, ast:UOp) -> list:
-        "04's rules, then for a reduce over two or more output axes (a matmul) a 2-D workgroup of up to 8 by 8 items on the first two."
-        k = Kernel(ast, hand_coded_opts(Kernel(ast)))
-        if k.red is None or len(g := k.axes("g")) < 2: return k.opts
+        "04's rules for its lanes; without lanes, for a reduce over two or more output axes (a matmul) a 2-D workgroup of up to 8 by 8 items."
+        k = Kernel(ast, hand_coded_opts(Kernel(ast), self.lanes()))
+        if self.lanes() or k.red is None or len(g := k.axes("g")) < 2: return k.opts
         for a in reversed(g[:2]):  # the later axis first: a split moves the axes after it
             if amt := next((n for n in (8, 4, 2) if k.full_shape[a] % n == 0 and k.full_shape[a] > n), None): k.apply_opt(Opt("LOCAL", a, amt))
         return k.opts

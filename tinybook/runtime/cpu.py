@@ -13,11 +13,11 @@ from ..schedule import kernel_name, run_kernel
 from ..codegen import Kernel, Opt, hand_coded_opts
 from ..renderer import CRenderer, outer_loop
 from ..nn.state import replacing
-from ..device import Allocator, Compiler, CompiledDevice, CompiledKernel, Device, cache_dir, kernel_ops, search_opts, host_array
+from ..device import Allocator, Compiler, CompiledDevice, CompiledKernel, Device, cache_dir, kernel_ops, search_opts, host_array, host_lanes
 
 # %% auto #0
-__all__ = ['CFLAGS', 'CACHE_FILES', 'THREAD_WORK', 'CHECK_POINTS', 'c_compiler', 'host_panel', 'host_lanes', 'compile_c',
-           'trim_cache', 'thread_pool', 'load_lib', 'CPUProgram', 'check_opts', 'beam_search', 'CCompiler', 'CPUDevice']
+__all__ = ['CFLAGS', 'CACHE_FILES', 'THREAD_WORK', 'CHECK_POINTS', 'c_compiler', 'host_panel', 'compile_c', 'trim_cache',
+           'thread_pool', 'load_lib', 'CPUProgram', 'check_opts', 'beam_search', 'CCompiler', 'CPUDevice']
 
 # %% ../../nbs/05a_cpu.ipynb #bc7345ec
 CFLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Werror", "-Wno-unused-variable",
@@ -31,16 +31,6 @@ def host_panel() -> int:
     "Bytes a cache block of a matmul's reused operand may take: twice a core's L2 (measured best here, the L3 backs it), 1 MiB if unknown."
     try: return int(Path("/sys/devices/system/cpu/cpu0/cache/index2/size").read_text().strip().rstrip("K")) * 2048
     except (OSError, ValueError): return 1 << 20
-@functools.cache
-def _cpu_lanes() -> int:
-    try: flags = Path("/proc/cpuinfo").read_text()
-    except OSError: return 4
-    return 16 if " avx512f" in flags else 8 if " avx2" in flags else 4
-def host_lanes() -> int:
-    "32-bit values in a vector of the CPU's kernels: `CPU_LANES` (0, 4, 8, 16), else 16 with AVX-512, 8 with AVX2, 4 (SSE, NEON) otherwise."
-    if (v := os.getenv("CPU_LANES")) is None: return _cpu_lanes()
-    if v not in ("0", "4", "8", "16"): raise ValueError(f"CPU_LANES={v!r}: expected 0 (no vector lanes), 4, 8 or 16")
-    return int(v)
 def compile_c(src:str, name:str="kernel", flags:tuple=()) -> Path:
     "A shared library built from C `src` (with extra `flags`) for `CPU_ARCH` (gcc's -march, default native), cached on disk by a hash of all."
     if (cc := c_compiler()) is None: raise RuntimeError("no C compiler found: install gcc or clang, or set CC")
