@@ -6,7 +6,7 @@
 from __future__ import annotations
 import math, functools, numpy as np
 from .tensor import (Tensor, UOp, Ops, GroupOp, DType, dtypes, to_dtype, cast_np, f32_to_bf16, bf16_to_f32, least_upper_dtype,
-                             least_upper_float, sum_acc_dtype, exec_rules, patch_to, argfix, getenv, _axis, _py_dtype, _idx_int)
+                             least_upper_float, sum_acc_dtype, exec_rules, patch_to, argfix, getenv, _axis, _py_dtype, _idx_int, _rg, arange_args)
 
 # %% auto #0
 __all__ = ['primitives', 'symbolic_simple', 'UPat', 'PatternMatcher', 'graph_rewrite', 'broadcast_shape']
@@ -226,6 +226,22 @@ for _op, _fn in [("add", Tensor.add), ("sub", Tensor.sub), ("mul", Tensor.mul), 
     setattr(Tensor, f"__r{_op}__", (lambda f: lambda self, y: f(self, y, True))(_fn))
 Tensor.__neg__ = lambda self: self.neg()
 Tensor.__matmul__, Tensor.__rmatmul__ = lambda self, y: self.matmul(y), lambda self, y: Tensor(y, self.device).matmul(self)
+
+# %% ../nbs/01_ops.ipynb #358b10f7
+_host_arange = Tensor.arange
+def _index(n:int, dtype, device) -> Tensor:
+    "0, 1, ..., n-1 (`n` > 0): the sum of its bits, bit j a view of [0, 1] repeated 2**j times and tiled, so no buffer holds it."
+    bit, k = Tensor.ones(1, dtype=dtype, device=device).pad(((1, 0),)), max(1, (n - 1).bit_length())
+    views = [bit.reshape(1, 2, 1).expand(2 ** (k - j - 1), 2, 2 ** j).reshape(2 ** k) * 2 ** j for j in range(k)]
+    return sum(views[1:], views[0]).shrink(((0, n),))
+@patch_to(Tensor)
+@staticmethod
+def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad=None) -> Tensor:
+    "`start, start+step, ...` up to but excluding `stop`: 32- and 64-bit integers as a kernel's index arithmetic, others from the host (00)."
+    a, n, s, d = arange_args(start, stop, step, dtype)
+    if d not in (dtypes.int32, dtypes.int64) or not n or not all(isinstance(x, (int, np.integer)) for x in (a, s)):
+        return _host_arange(start, stop, step, dtype, device, requires_grad)
+    return _rg(_index(n, d, device) * s + a, requires_grad)
 
 # %% ../nbs/01_ops.ipynb #5e12cc7b
 @patch_to(Tensor)

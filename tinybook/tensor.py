@@ -14,7 +14,7 @@ __all__ = ['promo_lattice', 'backends', 'device_checks', 'unsupported_dtypes', '
            'THREEFRY_ROT', 'rng_hooks', 'DType', 'dtypes', 'to_dtype', 'least_upper_dtype', 'least_upper_float',
            'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32', 'cast_np', 'patch_to', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta',
            'UOp', 'strides_for', 'View', 'ShapeTracker', 'argfix', 'Tensor', 'getenv', 'Context', 'interpret',
-           'is_dtype_supported', 'compute', 'threefry2x32']
+           'is_dtype_supported', 'compute', 'arange_args', 'threefry2x32']
 
 # %% ../nbs/00_tensor.ipynb #fb7e92a6
 @dataclass(frozen=True, eq=False)
@@ -604,10 +604,14 @@ def empty_like(self, dtype=None, device=None, requires_grad=None) -> Tensor:
 @staticmethod
 def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad=None) -> Tensor:
     "`start, start+step, ...` up to but excluding `stop` (ints unless an argument is a float)."
+    start, n, step, dtype = arange_args(start, stop, step, dtype)
+    return Tensor(start + np.arange(n, dtype=np.float64) * step, device, dtype, requires_grad)
+def arange_args(start, stop, step, dtype) -> tuple:
+    "`arange`'s first value, length, step and dtype, checked."
     if stop is None: start, stop = 0, start
     if step == 0: raise ValueError("arange: step must not be zero")
     dtype = to_dtype(dtype or (dtypes.default_int if all(isinstance(x, (int, np.integer)) for x in (start, stop, step)) else dtypes.default_float))
-    return Tensor(start + np.arange(max(0, math.ceil((stop - start) / step)), dtype=np.float64) * step, device, dtype, requires_grad)
+    return start, max(0, math.ceil((stop - start) / step)), step, dtype
 @patch_to(Tensor)
 @staticmethod
 def linspace(start, stop, steps:int, dtype=None, device=None, requires_grad=None) -> Tensor:
