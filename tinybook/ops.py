@@ -227,7 +227,7 @@ for _op, _fn in [("add", Tensor.add), ("sub", Tensor.sub), ("mul", Tensor.mul), 
 Tensor.__neg__ = lambda self: self.neg()
 Tensor.__matmul__, Tensor.__rmatmul__ = lambda self, y: self.matmul(y), lambda self, y: Tensor(y, self.device).matmul(self)
 
-# %% ../nbs/01_ops.ipynb #358b10f7
+# %% ../nbs/01_ops.ipynb #6e8914d0
 _host_arange = Tensor.arange
 def _index(n:int, dtype, device) -> Tensor:
     "0, 1, ..., n-1 (`n` > 0): the sum of its bits, bit j a view of [0, 1] repeated 2**j times and tiled, so no buffer holds it."
