@@ -70,6 +70,9 @@ class CompiledDevice:
         src = self.render(name, lin, dict(images))
         return CompiledKernel(name, src, self.runtime(name, self.compiler.compile(src)), *self.renderer.launch(lin))
     def beam(self, ast:UOp, bufs:list, width:int) -> list: return beam_on(self, ast, bufs, width)  # opts `BEAM` finds (05a: the CPU's own)
+    def graph(self, calls:list, mem:list) -> Callable:
+        "A function running every (compiled kernel, its buffers' slots) of `calls` on the memory `mem` holds: one launch at a time (08: batches)."
+        return lambda: [k(*[mem[s] for s in slots]) for k, slots in calls]
 
 # %% ../nbs/05_backends.ipynb #696da678
 class _Registry:

@@ -6,10 +6,11 @@
 from __future__ import annotations
 import os, gc, json, time, ctypes, weakref, functools, numpy as np
 from pathlib import Path
+from typing import Callable
 from .tensor import Tensor, UOp, Ops, Buffer, to_dtype, patch_to, getenv, cast_np, rng_hooks
 from .schedule import kernel_name
 from .runtime import cpu
-from .device import Device, device_empty, capturing, GlobalCounters, kernel_ops, host_array, host_empty, compiled_kernels, kernel_key
+from .device import Device, CompiledKernel, device_empty, capturing, GlobalCounters, kernel_ops, host_array, host_empty, compiled_kernels, kernel_key
 import tinybook.nn  # noqa: F401, Tensor.assign
 from .nn.state import replacing
 
@@ -94,52 +95,55 @@ def _count(dev:str, n:int, ops:int, mem:int, tm:float) -> None:
     "Add a batch of `n` kernels to `GlobalCounters` (`DEBUG=2` prints one line for the batch)."
     GlobalCounters.kernel_count += n; GlobalCounters.global_ops += ops; GlobalCounters.global_mem += mem; GlobalCounters.time_sum_s += tm
     if getenv("DEBUG") >= 2: print(f"*** {dev:<6} {GlobalCounters.kernel_count:4d} {f'batch of {n} kernels':<24} tm {tm * 1e6:9.2f}us")
-class _CPUBatch:
-    "Consecutive CPU kernels run by one call into `batch_src`'s C per thread: no Python between kernels."
-    def __init__(self, st:dict, libs:list, bufs:list[Buffer], fixed:set):
-        progs = [cpu.CPUProgram(c["name"], libs[c["lib"]]) for c in st["calls"]]
-        self.f = (ctypes.c_void_p * len(progs))(*[ctypes.cast(p.fxn, ctypes.c_void_p) for p in progs])
-        self.fxn, self.bufs, self.b = cpu.load_lib(libs[st["batch"]]).batch, bufs, (ctypes.c_void_p * len(bufs))()
-        used = sorted({s for c in st["calls"] for s in c["slots"]})
-        self.fresh, self.new = [s for s in used if s not in fixed], st["outs"]
-        for s in used:
-            if s in fixed: self.b[s] = bufs[s].data.ctypes.data  # intermediates only CPU kernels write never move
-        self.nth, self.st = max(c["threads"] for c in st["calls"]), st
-    def __call__(self):
-        for s in self.new: self.bufs[s].data = host_empty(self.bufs[s].size, self.bufs[s].dtype.np)
-        keep = [host_array(self.bufs[s], False) for s in self.fresh]
-        for s, a in zip(self.fresh, keep): self.b[s] = a.ctypes.data
-        bar, t0 = (ctypes.c_int * 2)(), time.perf_counter()
-        futs = [cpu.thread_pool(self.nth - 1).submit(lambda p, _keep=keep: self.fxn(self.f, self.b, p, bar), p) for p in range(1, self.nth)]
-        self.fxn(self.f, self.b, 0, bar); [f.result() for f in futs]
-        _count("CPU", len(self.f), self.st["ops"], self.st["mem"], time.perf_counter() - t0)
-class _DeviceBatch:
-    "Consecutive kernels on one device with their buffers kept in its memory: only inputs are copied in and results out."
+@patch_to(cpu.CPUDevice)
+def graph_lib(self, calls:list[dict]) -> bytes:
+    "The library of the CPU's graph of `calls` (a batch step's): `batch_src`, compiled (once per machine: the disk cache)."
+    return self.compiler.compile(batch_src([(c["slots"], c["size"][0], c["threads"]) for c in calls]), "batch")
+@patch_to(cpu.CPUDevice)
+def graph(self, calls:list, mem:list, lib:bytes) -> Callable:
+    "The CPU's graph: `calls` as one call per thread into batch library `lib`, on the arrays `mem` holds when it runs."
+    f = (ctypes.c_void_p * len(calls))(*[ctypes.cast(k.prog.fxn, ctypes.c_void_p) for k, _ in calls])
+    fxn, b, nth = cpu.load_lib(lib).batch, (ctypes.c_void_p * len(mem))(), max(k.threads for k, _ in calls)
+    used = sorted({s for _, slots in calls for s in slots})
+    def run():
+        keep = [mem[s] for s in used]  # the arrays live while the threads run
+        for s, a in zip(used, keep): b[s] = a.ctypes.data
+        bar = (ctypes.c_int * 2)()
+        futs = [cpu.thread_pool(nth - 1).submit(lambda p, _keep=keep: fxn(f, b, p, bar), p) for p in range(1, nth)]
+        fxn(f, b, 0, bar); [x.result() for x in futs]
+    return run
+class _Batch:
+    "Consecutive kernels on one device, launched by its `graph`: in host memory (CPU) on the buffers themselves, elsewhere on memory of its own."
     def __init__(self, st:dict, libs:list, bufs:list[Buffer], fixed:set):
         self.dev, self.bufs, self.st = (dev := Device[st["device"]]), bufs, st
-        self.dt = lambda s: dev.host_dtype(bufs[s].dtype)
-        used = sorted({s for c in st["calls"] for s in c["slots"]})
-        self.mem = {s: dev.allocator.alloc(max(1, host_array(bufs[s], True, self.dt(s)).nbytes)) for s in used}
-        calls = [(dev.runtime(c["name"], libs[c["lib"]]), [self.mem[s] for s in c["slots"]], tuple(c["size"]), c["local"] and tuple(c["local"]))
-                 for c in st["calls"]]
-        self.launch = dev.graph(calls) if hasattr(dev, "graph") else \
-            lambda: [prog(*mem, global_size=gs, **({"local_size": ls} if ls else {})) for prog, mem, gs, ls in calls]
-        self.sent = {}  # const slot -> the value last put in (a weight is put in again only when it has a new value)
-    def nbytes(self, s:int) -> int: return max(1, host_array(self.bufs[s], True, self.dt(s)).nbytes)
+        used, self.mem, self.sent = sorted({s for c in st["calls"] for s in c["slots"]}), [None] * len(bufs), {}  # sent: see __call__
+        if dev.host_memory: self.fresh = [s for s in used if s not in fixed]  # pointed at every call; intermediates only batches write never move
+        for s in used: self.mem[s] = (bufs[s].data if s in fixed else None) if dev.host_memory else dev.allocator.alloc(self.nbytes(s))
+        kernel = lambda c: CompiledKernel(c["name"], "", dev.runtime(c["name"], libs[c["lib"]]), tuple(c["size"]), c["local"] and tuple(c["local"]),
+                                          c["threads"])
+        calls = [(kernel(c), c["slots"]) for c in st["calls"]]
+        self.launch = dev.graph(calls, self.mem, *([libs[st["lib"]]] if "lib" in st else []))
+    def nbytes(self, s:int) -> int: return max(1, self.bufs[s].size * np.dtype(self.dev.host_dtype(self.bufs[s].dtype)).itemsize)
     def __call__(self):
-        a, t0 = self.dev.allocator, time.perf_counter()
-        val = lambda b: b.dev_mem if b.dev_mem is not None else b.data
-        for s in self.st["ins"] + [s for s in self.st["consts"] if val(self.bufs[s]) is not self.sent.get(s)]:
-            b = self.bufs[s]; self.sent[s] = val(b)
-            if b.dev_mem is not None and b.dev_mem.dev is self.dev: a.copy(self.mem[s], b.dev_mem.mem, self.nbytes(s))  # on the device already
-            else: a.copyin(self.mem[s], h := host_array(b, False, self.dt(s))); GlobalCounters.host_to_device += h.nbytes
-        self.launch()
-        for s in self.st["outs"]:  # a copy of its own on the device: the next replay writes this slot again
-            b = self.bufs[s]; o = device_empty(self.dev, b); a.copy(o.mem, self.mem[s], self.nbytes(s))
-            b.data, b.dev_mem = None, o
+        a, b, t0 = self.dev.allocator, self.bufs, time.perf_counter()
+        if self.dev.host_memory:  # results get new memory, everything else is pointed at where it is
+            for s in self.st["outs"]: b[s].data = host_empty(b[s].size, b[s].dtype.np)
+            for s in self.fresh: self.mem[s] = host_array(b[s], False)
+            self.launch()
+        else:  # inputs and weights with a new value are copied in (device to device when they live there), results out
+            val = lambda x: x.dev_mem if x.dev_mem is not None else x.data
+            for s in self.st["ins"] + [s for s in self.st["consts"] if val(b[s]) is not self.sent.get(s)]:
+                self.sent[s] = val(b[s])
+                if b[s].dev_mem is not None and b[s].dev_mem.dev is self.dev: a.copy(self.mem[s], b[s].dev_mem.mem, self.nbytes(s))
+                else: a.copyin(self.mem[s], h := host_array(b[s], False, self.dev.host_dtype(b[s].dtype))); GlobalCounters.host_to_device += h.nbytes
+            self.launch()
+            for s in self.st["outs"]:  # a copy of its own on the device: the next replay writes this slot again
+                o = device_empty(self.dev, b[s]); a.copy(o.mem, self.mem[s], self.nbytes(s)); b[s].data, b[s].dev_mem = None, o
         _count(self.dev.name, len(self.st["calls"]), self.st["ops"], self.st["mem"], time.perf_counter() - t0)
     def __del__(self):
-        for m in getattr(self, "mem", {}).values(): self.dev.allocator.free(m)
+        if getattr(self, "dev", None) is None or self.dev.host_memory: return
+        for m in self.mem:
+            if m is not None: self.dev.allocator.free(m)
 
 # %% ../nbs/08_jit.ipynb #7d3eb4ff
 def _node(b:Buffer, shape) -> UOp:
@@ -165,8 +169,8 @@ class CapturedJit:
     def __init__(self, spec:dict, libs:list, bufs:list[Buffer], state:list[Tensor], kernels:list=(), temps:list=(), owners:list=(), draws:list=()):
         self.spec, self.libs, self.bufs, self.state, self.kernels, self.owners, self.draws = spec, libs, bufs, state, kernels, owners, draws
         self.rebind = [(weakref.ref(t), s, shape) for t, (_, s, shape) in zip(state, spec["state"])] + list(temps)  # temps: other tensors realized
-        fixed, make = set(spec["fixed"]), {"cpu": _CPUBatch, "device": _DeviceBatch}
-        self.steps = [make[st["kind"]](st, libs, bufs, fixed) if st["kind"] in make else functools.partial(self._step, st) for st in spec["steps"]]
+        fixed = set(spec["fixed"])
+        self.steps = [_Batch(st, libs, bufs, fixed) if st["kind"] == "batch" else functools.partial(self._step, st) for st in spec["steps"]]
     def _step(self, st:dict):
         "A step that is not a batch: a copy between devices, or one kernel run by its runner from capture."
         if st["kind"] == "copy": self.bufs[st["dst"]].data = self.bufs[st["src"]].data.copy()
@@ -204,10 +208,10 @@ def _kernel_call(si, dev:str) -> tuple|None:
     if os.getenv("JIT") == "2" or dev not in Device.made or (p := compiled_kernels.get(key := kernel_key(d := Device[dev], si.ast, si.bufs))) is None:
         return None
     if key[3]: return None  # it reads images, which each run makes anew
-    if isinstance(p.prog, cpu.CPUProgram) and all(b.dtype.name != "bfloat16" for b in si.bufs):
-        return p.prog.lib, dict(name=p.name, n=p.size[0], threads=max(1, min(p.threads, p.size[0])))
-    if not d.host_memory: return d.compiler.compile(p.src), dict(name=p.name, size=list(p.size), local=p.local and list(p.local))  # the disk cache's
-    return None
+    if d.host_memory and (not isinstance(p.prog, cpu.CPUProgram) or any(b.dtype.name == "bfloat16" for b in si.bufs)):
+        return None  # PYTHON's kernels, and bfloat16 on the CPU (the batch's C reads it as its 16 bits)
+    lib = p.prog.lib if d.host_memory else d.compiler.compile(p.src)  # on a GPU, the binary from the disk cache
+    return lib, dict(name=p.name, size=list(p.size), local=p.local and list(p.local), threads=max(1, min(p.threads, p.size[0])))
 def _steps(items:list, sid:dict) -> tuple[list, list, list]:
     "The captured kernels as steps (a run of batchable kernels on one device is one batch), the libraries, and the kernels run alone."
     steps, libs, kernels = [], [], []
@@ -216,8 +220,8 @@ def _steps(items:list, sid:dict) -> tuple[list, list, list]:
         if si.ast.op is Ops.COPY: steps.append(dict(kind="copy", dst=slots[0], src=slots[1])); continue
         if (kc := _kernel_call(si, dev := si.bufs[0].device)) is None:
             kernels.append((run, si.ast)); steps.append(dict(kind="kernel", kernel=len(kernels) - 1, slots=slots, nout=nout)); continue
-        kind = "cpu" if dev == "CPU" else "device"
-        if not steps or steps[-1]["kind"] != kind or steps[-1].get("device") != dev: steps.append(dict(kind=kind, device=dev, calls=[], ops=0, mem=0))
+        if not steps or steps[-1]["kind"] != "batch" or steps[-1]["device"] != dev:
+            steps.append(dict(kind="batch", device=dev, calls=[], ops=0, mem=0))
         libs.append(kc[0]); steps[-1]["calls"].append(dict(lib=len(libs) - 1, slots=slots, nout=nout, **kc[1]))
         steps[-1]["ops"] += kernel_ops(si.ast); steps[-1]["mem"] += sum(b.size * b.dtype.itemsize for b in si.bufs)
     return steps, libs, kernels
@@ -227,21 +231,22 @@ def _rw(st:dict) -> list[tuple[list, list]]:
     if st["kind"] == "kernel": return [(st["slots"][st["nout"]:], st["slots"][:st["nout"]])]
     return [(c["slots"][c["nout"]:], c["slots"][:c["nout"]]) for c in st["calls"]]
 def _wire(steps:list, kinds:list, libs:list) -> list[int]:
-    "Compile each CPU batch, say what each device batch copies in and out, and return the slots whose memory never moves."
-    writers = {}
+    "Say what each batch copies in and out (in host memory: what gets new memory), build the graphs that need a library, and return the slots "
+    "whose memory never moves."
+    writers, host = {}, lambda st: st["kind"] == "batch" and Device[st["device"]].host_memory
     for st in steps:
         for _, w in _rw(st):
-            for s in w: writers.setdefault(s, set()).add(st["kind"])
-        if st["kind"] == "cpu":
-            st.update(batch=len(libs), outs=sorted({s for _, w in _rw(st) for s in w if kinds[s] == "out"}))  # outs: new memory every call
-            libs.append(cpu.CCompiler().compile(batch_src([(c["slots"], c["n"], c["threads"]) for c in st["calls"]]), "batch"))
+            for s in w: writers.setdefault(s, set()).add("host" if host(st) else st["kind"])
     for j, st in enumerate(steps):
-        if st["kind"] != "device": continue
-        wrote, ins, others = set(), [], {s for k, o in enumerate(steps) if k != j for r, _ in _rw(o) for s in r}
-        for r, w in _rw(st): ins += [s for s in r if s not in wrote and s not in ins and kinds[s] != "const"]; wrote |= set(w)
-        st.update(ins=ins, outs=sorted(s for s in wrote if kinds[s] == "out" or s in others),
-                  consts=sorted({s for r, _ in _rw(st) for s in r if kinds[s] == "const"}))
-    return [s for s, k in enumerate(kinds) if k == "inter" and writers[s] == {"cpu"}]
+        if st["kind"] != "batch": continue
+        if host(st): st.update(outs=sorted({s for _, w in _rw(st) for s in w if kinds[s] == "out"}))  # new memory every call
+        else:
+            wrote, ins, others = set(), [], {s for k, o in enumerate(steps) if k != j for r, _ in _rw(o) for s in r}
+            for r, w in _rw(st): ins += [s for s in r if s not in wrote and s not in ins and kinds[s] != "const"]; wrote |= set(w)
+            st.update(ins=ins, outs=sorted(s for s in wrote if kinds[s] == "out" or s in others),
+                      consts=sorted({s for r, _ in _rw(st) for s in r if kinds[s] == "const"}))
+        if hasattr(dev := Device[st["device"]], "graph_lib"): st["lib"] = len(libs); libs.append(dev.graph_lib(st["calls"]))  # the CPU's batch C
+    return [s for s, k in enumerate(kinds) if k == "inter" and writers[s] == {"host"}]
 
 # %% ../nbs/08_jit.ipynb #a3d4d30b
 def _plan(cap:_Capture, named:list[tuple[str, Tensor]], in_bufs:list[Buffer], ret) -> CapturedJit:

@@ -127,9 +127,9 @@ class CLDevice(CompiledDevice):
         for a in reversed(g[:2]):  # the later axis first: a split moves the axes after it
             if amt := next((n for n in (8, 4, 2) if k.full_shape[a] % n == 0 and k.full_shape[a] > n), None): k.apply_opt(Opt("LOCAL", a, amt))
         return k.opts
-    def graph(self, calls:list):
-        "A function queueing every (program, buffers, global size, local size) launch of `calls` without waiting, in order (08's batches)."
-        return lambda: [prog.kernel(self.queue, gs, ls, *bufs) for prog, bufs, gs, ls in calls]
+    def graph(self, calls:list, mem:list):
+        "A function queueing the launch of every (kernel, slots) of `calls` on the memory `mem` holds, without waiting, in order (08's batches)."
+        return lambda: [k.prog.kernel(self.queue, k.size, k.local, *[mem[s] for s in slots]) for k, slots in calls]
 class _CLAllocator(Allocator):
     def __init__(self, d:CLDevice): self.d = d
     def alloc(self, nbytes:int, image_width:int|None=None):

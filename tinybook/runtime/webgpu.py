@@ -67,9 +67,9 @@ class WebGPUDevice(CompiledDevice):
         self.wgpu, self.adapter, self.dev = wgpu, adapter, adapter.request_device_sync(required_features=["shader-f16"] * f16)
         super().__init__("WEBGPU", _WGPUAllocator(self), WGSLRenderer(f16), Compiler("wgsl"), lambda name, lib: _WGPUProgram(self, name, lib))
     def host_dtype(self, d) -> np.dtype: return np.dtype(np.uint32) if d is dtypes.bool else d.np
-    def graph(self, calls:list):
-        "A function submitting every (program, buffers, global size, local size) launch of `calls` as one compute pass, bound once (08's batches)."
-        bound = [(prog, prog.bind(bufs), gs) for prog, bufs, gs, _ in calls]  # the local size is the shader's @workgroup_size
+    def graph(self, calls:list, mem:list):
+        "A function submitting every (kernel, slots) launch of `calls` as one compute pass, bound once to the memory `mem` holds (08's batches)."
+        bound = [(k.prog, k.prog.bind([mem[s] for s in slots]), k.size) for k, slots in calls]  # the local size is the shader's @workgroup_size
         def run():
             enc = self.dev.create_command_encoder(); cp = enc.begin_compute_pass()
             for prog, group, gs in bound: prog.encode(cp, group, gs)
