@@ -11,7 +11,8 @@ from ..codegen import Kernel, Opt, hand_coded_opts
 from ..device import Allocator, Compiler, CompiledDevice, Device, host_lanes
 
 # %% auto #0
-__all__ = ['cl_types', 'CL_PRELUDE', 'CL_BF16', 'CL_HALF', 'CL_IMAGE', 'workgroup', 'OpenCLRenderer', 'CLDevice']
+__all__ = ['cl_types', 'CL_PRELUDE', 'CL_BF16', 'CL_HALF', 'CL_IMAGE', 'CL_IDS', 'workgroup', 'workgroup_opts', 'OpenCLRenderer',
+           'CLDevice']
 
 # %% ../../nbs/05b_cl.ipynb #084993eb
 cl_types = {dtypes.bool: "bool", dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.int16: "short", dtypes.uint16: "ushort",
@@ -34,17 +35,25 @@ float img_ld(read_only image2d_t im, int w, int i) {  /* element i of a float bu
   return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
 }
 """
-def workgroup(lin:list[UOp]) -> tuple[dict, tuple, tuple]|None:
-    "For a kernel with LOCAL or GROUP ranges: each global, local and group range's id in C, and the launch's global and local sizes."
+CL_IDS = "(int)get_group_id(0)", ("(int)get_local_id(0)", "(int)get_local_id(1)", "(int)get_local_id(2)")  # a group's id, an item's in it
+def workgroup(lin:list[UOp], group:str=CL_IDS[0], local:tuple=CL_IDS[1]) -> tuple[dict, tuple, tuple]|None:
+    "For a kernel with LOCAL or GROUP ranges: each global, local and group range's id (from `group`, `local`), the launch's global and local sizes."
     rs = [u for u in lin if u.op is Ops.RANGE]
     g, l, grp = ([r for r in rs if r.arg[0].startswith(p)] for p in ("gidx", "lidx", "rgrp"))
     if not l and not grp: return None
     size = lambda rs: math.prod(r.arg[1] for r in rs)
     def ids(rs:list[UOp], base:str) -> dict:  # ranges flattened into one id, the first the slowest
         return {r: f"(({base} / {size(rs[k + 1:])}) % {r.arg[1]})" for k, r in enumerate(rs)}
-    ex = ids(g, "(int)get_group_id(0)") | ids(l[:1], "(int)get_local_id(0)") | ids(l[1:], "(int)get_local_id(1)") | ids(grp, "(int)get_local_id(2)")
+    ex = ids(g, group) | ids(l[:1], local[0]) | ids(l[1:], local[1]) | ids(grp, local[2])
     local = (size(l[:1]), size(l[1:]), size(grp))
     return ex, (size(g) * local[0], local[1], local[2]), local
+def workgroup_opts(ast:UOp) -> list:
+    "04's rules, then for a reduce over two or more output axes (a matmul) a 2-D workgroup of up to 8 by 8 items (GPUs without lanes)."
+    k = Kernel(ast, hand_coded_opts(Kernel(ast)))
+    if k.red is None or len(g := k.axes("g")) < 2: return k.opts
+    for a in reversed(g[:2]):  # the later axis first: a split moves the axes after it
+        if amt := next((n for n in (8, 4, 2) if k.full_shape[a] % n == 0 and k.full_shape[a] > n), None): k.apply_opt(Opt("LOCAL", a, amt))
+    return k.opts
 class OpenCLRenderer(CRenderer):
     device, has_local, wg = "CL", True, None  # wg: this kernel's workgroup (see `workgroup`), while it renders
     def __init__(self, fp16:bool=False, images:dict|None=None):
@@ -120,13 +129,7 @@ class CLDevice(CompiledDevice):
         "Vector lanes: the host's on a CPU device (PoCL compiles 04a's vector C as it is), none on a GPU or with IMAGE=1; `CL_LANES` sets them."
         if os.getenv("CL_LANES") is None and (int(os.getenv("IMAGE", "0")) or not self.dev.type & self.cl.device_type.CPU): return 0
         return host_lanes("CL_LANES")
-    def opts(self, ast:UOp) -> list:
-        "04's rules for its lanes; without lanes, for a reduce over two or more output axes (a matmul) a 2-D workgroup of up to 8 by 8 items."
-        k = Kernel(ast, hand_coded_opts(Kernel(ast), self.lanes()))
-        if self.lanes() or k.red is None or len(g := k.axes("g")) < 2: return k.opts
-        for a in reversed(g[:2]):  # the later axis first: a split moves the axes after it
-            if amt := next((n for n in (8, 4, 2) if k.full_shape[a] % n == 0 and k.full_shape[a] > n), None): k.apply_opt(Opt("LOCAL", a, amt))
-        return k.opts
+    def opts(self, ast:UOp) -> list: return hand_coded_opts(Kernel(ast), n) if (n := self.lanes()) else workgroup_opts(ast)
     def graph(self, calls:list, mem:list):
         "A function queueing the launch of every (kernel, slots) of `calls` on the memory `mem` holds, without waiting, in order (08's batches)."
         return lambda: [k.prog.kernel(self.queue, k.size, k.local, *[mem[s] for s in slots]) for k, slots in calls]

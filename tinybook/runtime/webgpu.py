@@ -4,33 +4,53 @@
 
 # %% ../../nbs/05e_webgpu.ipynb #9bf27aba
 from __future__ import annotations
-import os, math, time, tempfile, numpy as np
+import os, math, time, tempfile, functools, numpy as np
 from ..tensor import UOp, Ops, DType, dtypes, unsupported_dtypes
 from ..renderer import CRenderer, c_alu
 from ..device import Allocator, Compiler, CompiledDevice, Device
+from .cl import workgroup, workgroup_opts
 
 # %% auto #0
-__all__ = ['wgsl_types', 'WGSLRenderer', 'WebGPUDevice']
+__all__ = ['wgsl_types', 'WG_IDS', 'WGSLRenderer', 'WebGPUDevice']
 
 # %% ../../nbs/05e_webgpu.ipynb #56dd1f06
 wgsl_types = {dtypes.bool: "bool", dtypes.int32: "i32", dtypes.uint32: "u32", dtypes.float32: "f32", dtypes.float16: "f16"}
-_WG = 64  # threads per workgroup; the outermost loop is spread over up to 65535 workgroups in x, then y
+_WG = 64  # threads per workgroup without LOCAL/GROUP; the outermost loop is spread over up to 65535 workgroups in x, then y
+WG_IDS = "i32(wid.x + wid.y * 65535u)", ("i32(lid.x)", "i32(lid.y)", "i32(lid.z)")  # 05b's workgroup ids in WGSL
 class WGSLRenderer(CRenderer):
-    device, has_local = "WEBGPU", True
+    device, has_local, wg = "WEBGPU", True, None  # wg: this kernel's workgroup (05b's `workgroup`), while it renders
     def __init__(self, f16:bool=False): self.f16 = f16
+    def render(self, name:str, lin:list[UOp]) -> str:
+        self.wg = workgroup(lin, *WG_IDS)
+        return super().render(name, lin)
+    def launch(self, lin:list[UOp]) -> tuple[tuple, tuple|None]: return wg[1:] if (wg := workgroup(lin, *WG_IDS)) else super().launch(lin)
     def prelude(self, lin:list[UOp]) -> str:
         ds = ({u.dtype for u in lin} | {s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}) - {dtypes.void}
         if bad := ds - set(wgsl_types) | ({dtypes.float16} & ds if not self.f16 else set()):
             raise NotImplementedError(f"WEBGPU: dtypes {sorted(map(str, bad))} are not supported (WGSL has 32-bit scalars, and f16 with shader-f16)")
-        return "enable f16;\n" * (dtypes.float16 in ds)
+        n = math.prod(self.wg[2]) if self.wg and self.wg[2][2] > 1 else 0  # a GROUP reduce meets in workgroup memory, declared at module scope
+        accs = [u for u in lin if u.op is Ops.DEFINE_ACC] * bool(n)
+        return "enable f16;\n" * (dtypes.float16 in ds) + "".join(f"var<workgroup> lacc{i}: array<{wgsl_types[u.dtype]}, {n}>;\n"
+                                                                  for i, u in enumerate(accs))
     def buf_type(self, d:DType) -> str: return "u32" if d is dtypes.bool else wgsl_types[d]
     def signature(self, name:str, params:list) -> str:
+        size, ids = (", ".join(map(str, self.wg[2])), ", @builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>") \
+            if self.wg else (_WG, "")
         return ("".join(f"@group(0) @binding({i}) var<storage, read_write> data{i}: array<{self.buf_type(d)}>;\n" for i, d in params) +
-                f"@compute @workgroup_size({_WG}) fn {name}(@builtin(global_invocation_id) gid: vec3<u32>)")
+                f"@compute @workgroup_size({size}) fn {name}(@builtin(global_invocation_id) gid: vec3<u32>{ids})")
     def loop(self, u:UOp, outer:bool) -> str:
         n = u.arg[0]
-        if outer: return f"{{ let {n} = i32(gid.x + gid.y * {65535 * _WG}u); if ({n} >= {u.arg[1]}) {{ return; }}"
+        if self.wg and u in self.wg[0]:  # the spare groups of a 2-D dispatch leave first (the group id is the same for all its items)
+            first = u is next(iter(self.wg[0])) and n.startswith("gidx")
+            return f"{{ {f'if ({WG_IDS[0]} >= {self.wg[1][0] // self.wg[2][0]}) {{ return; }} ' * first}let {n} = {self.wg[0][u]};"
+        if outer and not self.wg: return f"{{ let {n} = i32(gid.x + gid.y * {65535 * _WG}u); if ({n} >= {u.arg[1]}) {{ return; }}"
         return f"for (var {n}: i32 = 0; {n} < {u.arg[1]}; {n}++) {{"
+    def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]:  # as 05b's: each item's part of a GROUP reduce, then the group's sum
+        if not self.wg or r is not next((u for u in self.wg[0] if u.arg[0].startswith("rgrp")), None): return []
+        (_, l1, ng), at = self.wg[2], lambda i: f"[(i32(lid.x)*{l1}+i32(lid.y))*{ng}+{i}]"
+        out = [f"l{a}{at('i32(lid.z)')} = {a};" for a, _ in accs] + ["workgroupBarrier();"]
+        add = lambda a, red: self.alu(red.arg, red.dtype, [a, f"l{a}{at('i')}"], red.dtype)
+        return out + [f"{a} = l{a}{at(0)}; for (var i: i32 = 1; i < {ng}; i++) {{ {a} = {add(a, red)}; }}" for a, red in accs]
     def const(self, v, d:DType) -> str:
         if d is dtypes.bool: return "true" if v else "false"
         if not dtypes.is_float(d): return f"{int(v)}{'u' if d is dtypes.uint32 else ''}"
@@ -53,7 +73,8 @@ class WGSLRenderer(CRenderer):
     def decl(self, d:DType, name:str, code:str, mutable:bool=False) -> str: return f"{'var' if mutable else 'let'} {name}: {wgsl_types[d]} = {code};"
     def load(self, u:UOp, idx:str) -> str: return f"(data{u.src[0].arg}[{idx}] != 0u)" if u.dtype is dtypes.bool else f"data{u.src[0].arg}[{idx}]"
     def store(self, u:UOp, idx:str, val:str) -> str:
-        return f"data{u.src[0].arg}[{idx}] = {f'select(0u, 1u, {val})' if u.src[2].dtype is dtypes.bool else val};"
+        st = f"data{u.src[0].arg}[{idx}] = {f'select(0u, 1u, {val})' if u.src[2].dtype is dtypes.bool else val};"
+        return f"if (lid.z == 0u) {{ {st} }}" if self.wg and self.wg[2][2] > 1 else st  # a group's result, stored once
 
 # %% ../../nbs/05e_webgpu.ipynb #faa69058
 class WebGPUDevice(CompiledDevice):
@@ -67,12 +88,13 @@ class WebGPUDevice(CompiledDevice):
         self.wgpu, self.adapter, self.dev = wgpu, adapter, adapter.request_device_sync(required_features=["shader-f16"] * f16)
         super().__init__("WEBGPU", _WGPUAllocator(self), WGSLRenderer(f16), Compiler("wgsl"), lambda name, lib: _WGPUProgram(self, name, lib))
     def host_dtype(self, d) -> np.dtype: return np.dtype(np.uint32) if d is dtypes.bool else d.np
+    def opts(self, ast:UOp) -> list: return workgroup_opts(ast)  # 05b's: a matmul on a 2-D workgroup
     def graph(self, calls:list, mem:list):
         "A function submitting every (kernel, slots) launch of `calls` as one compute pass, bound once to the memory `mem` holds (08's batches)."
-        bound = [(k.prog, k.prog.bind([mem[s] for s in slots]), k.size) for k, slots in calls]  # the local size is the shader's @workgroup_size
+        bound = [(k.prog, k.prog.bind([mem[s] for s in slots]), k.size, k.local) for k, slots in calls]
         def run():
             enc = self.dev.create_command_encoder(); cp = enc.begin_compute_pass()
-            for prog, group, gs in bound: prog.encode(cp, group, gs)
+            for prog, group, gs, ls in bound: prog.encode(cp, group, gs, ls)
             cp.end(); self.dev.queue.submit([enc.finish()])
         return run
     def __repr__(self): return f"<Device WEBGPU {self.adapter.info['device']} ({self.adapter.info['backend_type']})>"
@@ -91,19 +113,21 @@ class _WGPUAllocator(Allocator):
         self.d.dev.queue.submit([enc.finish()])
 class _WGPUProgram:
     def __init__(self, d:WebGPUDevice, name:str, lib:bytes):
-        self.d = d
-        module = d.dev.create_shader_module(code=lib.decode())
-        self.pipeline = d.dev.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": name})
+        self.d, self.name, self.lib, self.max_local = d, name, lib, d.dev.limits["max-compute-invocations-per-workgroup"]  # items a group may have
+    @functools.cached_property
+    def pipeline(self):  # made at the first launch: BEAM first checks the workgroup against `max_local`, which a too-big one fails here
+        module = self.d.dev.create_shader_module(code=self.lib.decode())
+        return self.d.dev.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": self.name})
     def bind(self, bufs:list):
         "The bind group that gives this kernel `bufs` as its parameters."
         entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(bufs)]
         return self.d.dev.create_bind_group(layout=self.pipeline.get_bind_group_layout(0), entries=entries)
-    def encode(self, cp, group, global_size:tuple) -> None:
+    def encode(self, cp, group, global_size:tuple, local_size:tuple|None=None) -> None:
         "Record this kernel's launch with bind `group` into compute pass `cp` (each dispatch sees the writes of those before it)."
-        wg = (global_size[0] + _WG - 1) // _WG
+        wg = global_size[0] // local_size[0] if local_size else (global_size[0] + _WG - 1) // _WG  # workgroups (the shader has their size)
         cp.set_pipeline(self.pipeline); cp.set_bind_group(0, group); cp.dispatch_workgroups(min(wg, 65535), (wg + 65534) // 65535, 1)
-    def __call__(self, *bufs, global_size:tuple) -> float:
-        enc = self.d.dev.create_command_encoder(); cp = enc.begin_compute_pass(); self.encode(cp, self.bind(bufs), global_size); cp.end()
+    def __call__(self, *bufs, global_size:tuple, local_size:tuple|None=None) -> float:
+        enc = self.d.dev.create_command_encoder(); cp = enc.begin_compute_pass(); self.encode(cp, self.bind(bufs), global_size, local_size); cp.end()
         t0 = time.perf_counter(); self.d.dev.queue.submit([enc.finish()]); self.d.dev.queue.read_buffer(bufs[0], 0, 4)  # the read waits for it
         return time.perf_counter() - t0
 Device.register("WEBGPU", WebGPUDevice)
