@@ -11,8 +11,8 @@ from ..codegen import Kernel, Opt, hand_coded_opts
 from ..device import Allocator, Compiler, CompiledDevice, Device, host_lanes
 
 # %% auto #0
-__all__ = ['cl_types', 'CL_PRELUDE', 'CL_BF16', 'CL_HALF', 'CL_IMAGE', 'CL_IDS', 'workgroup', 'workgroup_opts', 'OpenCLRenderer',
-           'CLDevice']
+__all__ = ['cl_types', 'CL_PRELUDE', 'CL_BF16', 'CL_HALF', 'CL_IMAGE', 'CL_IDS', 'workgroup', 'workgroup_opts',
+           'WorkgroupRenderer', 'OpenCLRenderer', 'CLDevice']
 
 # %% ../../nbs/05b_cl.ipynb #084993eb
 cl_types = {dtypes.bool: "bool", dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.int16: "short", dtypes.uint16: "ushort",
@@ -54,8 +54,27 @@ def workgroup_opts(ast:UOp) -> list:
     for a in reversed(g[:2]):  # the later axis first: a split moves the axes after it
         if amt := next((n for n in (8, 4, 2) if k.full_shape[a] % n == 0 and k.full_shape[a] > n), None): k.apply_opt(Opt("LOCAL", a, amt))
     return k.opts
-class OpenCLRenderer(CRenderer):
-    device, has_local, wg = "CL", True, None  # wg: this kernel's workgroup (see `workgroup`), while it renders
+class WorkgroupRenderer:
+    "`workgroup`'s kernels for a C-like GPU language (mixed in before CRenderer): its `ids`, local memory's qualifier `shared` and its `barrier`."
+    has_local, wg, ids, shared, barrier = True, None, CL_IDS, "__local", "barrier(CLK_LOCAL_MEM_FENCE);"  # wg: this kernel's, while it renders
+    def render(self, name:str, lin:list[UOp]) -> str:
+        self.wg = workgroup(lin, *self.ids)
+        return super().render(name, lin)
+    def launch(self, lin:list[UOp]) -> tuple[tuple, tuple|None]: return wg[1:] if (wg := workgroup(lin, *self.ids)) else super().launch(lin)
+    def group_store(self, st:str) -> str: return f"if ({self.ids[1][2]} == 0) {st}" if self.wg and self.wg[2][2] > 1 else st  # stored once a group
+    def group_loop(self, u:UOp) -> str: return f"{{ int {u.arg[0]} = {self.wg[0][u]};" if u in self.wg[0] else super().loop(u, False)
+    def begin(self, lin:list[UOp]) -> list[str]:  # a GROUP reduce's partial results meet in local memory, an array per accumulator
+        n = math.prod(self.wg[2]) if self.wg and self.wg[2][2] > 1 else 0
+        return [f"{self.shared} {c_types[u.dtype]} lacc{i}[{n}];" for i, u in enumerate(u for u in lin if u.op is Ops.DEFINE_ACC)] * bool(n)
+    def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]:
+        if not self.wg or r is not next((u for u in self.wg[0] if u.arg[0].startswith("rgrp")), None): return []
+        (_, l1, ng), (i0, i1, i2) = self.wg[2], self.ids[1]
+        at = lambda i: f"[({i0}*{l1}+{i1})*{ng}+{i}]"  # in this item's group
+        out = [f"l{a}{at(i2)} = {a};" for a, _ in accs] + [self.barrier]  # then each item adds its group's up
+        return out + [f"{a} = l{a}{at(0)}; for (int i = 1; i < {ng}; i++) {a} = {self.alu(red.arg, red.dtype, [a, 'l' + a + at('i')], red.dtype)};"
+                      for a, red in accs]
+class OpenCLRenderer(WorkgroupRenderer, CRenderer):
+    device = "CL"
     def __init__(self, fp16:bool=False, images:dict|None=None):
         self.fp16, self.images = fp16, images or {}  # images: param -> width
         self.rounded = CRenderer.rounded | ({} if fp16 else {dtypes.float16: "rh"})
@@ -73,30 +92,17 @@ class OpenCLRenderer(CRenderer):
         if u.dtype is dtypes.float16 and not self.fp16: return f"vload_half({idx}, data{p})"
         return f"img_ld(data{p}, {self.images[p]}, {idx})" if p in self.images else super().load(u, idx)
     def store(self, u:UOp, idx:str, val:str) -> str:
-        if self.wg and self.wg[2][2] > 1: return f"if (get_local_id(2) == 0) {self._store(u, idx, val)}"  # a group's result, stored once
-        return self._store(u, idx, val)
-    def _store(self, u:UOp, idx:str, val:str) -> str:
-        if u.src[2].dtype is dtypes.float16 and not self.fp16: return f"vstore_half((float){val}, {idx}, data{u.src[0].arg});"
-        return super().store(u, idx, val)
-    def launch(self, lin:list[UOp]) -> tuple[tuple, tuple|None]: return wg[1:] if (wg := workgroup(lin)) else super().launch(lin)
+        if u.src[2].dtype is dtypes.float16 and not self.fp16: return self.group_store(f"vstore_half((float){val}, {idx}, data{u.src[0].arg});")
+        return self.group_store(super().store(u, idx, val))
     def render(self, name:str, lin:list[UOp]) -> str:
-        self.wg, self.nl = workgroup(lin), (lane := lane_values(lin)[0]) and lane.arg[1]
+        self.nl = (lane := lane_values(lin)[0]) and lane.arg[1]
         return super().render(name, lin)
     def vector_alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:
         if op is not Ops.SQRT: return super().vector_alu(op, d, a, sd)  # lane by lane, a square root is 50x slower on PoCL (measured):
         return f"({{union {{{vtype(d)} v; {cl_types[d]}{self.nl} e;}} u; u.v = {a[0]}; u.e = sqrt(u.e); u.v;}})"  # OpenCL's own vector type's
     def loop(self, u:UOp, outer:bool) -> str:
-        if self.wg: return f"{{ int {u.arg[0]} = {self.wg[0][u]};" if u in self.wg[0] else super().loop(u, False)
+        if self.wg: return self.group_loop(u)
         return f"{{ int {u.arg[0]} = get_global_id(0);" if outer else super().loop(u, False)
-    def begin(self, lin:list[UOp]) -> list[str]:  # a GROUP reduce's partial results meet in local memory, an array per accumulator
-        n = math.prod(self.wg[2]) if self.wg and self.wg[2][2] > 1 else 0
-        return [f"__local {c_types[u.dtype]} lacc{i}[{n}];" for i, u in enumerate(u for u in lin if u.op is Ops.DEFINE_ACC)] * bool(n)
-    def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]:
-        if not self.wg or r is not next((u for u in self.wg[0] if u.arg[0].startswith("rgrp")), None): return []
-        (_, l1, ng), at = self.wg[2], lambda i: f"[(get_local_id(0)*{l1}+get_local_id(1))*{ng}+{i}]"  # in this item's group
-        out = [f"l{a}{at('get_local_id(2)')} = {a};" for a, _ in accs] + ["barrier(CLK_LOCAL_MEM_FENCE);"]  # then each item adds its group's up
-        return out + [f"{a} = l{a}{at(0)}; for (int i = 1; i < {ng}; i++) {a} = {self.alu(red.arg, red.dtype, [a, 'l' + a + at('i')], red.dtype)};"
-                      for a, red in accs]
     def bitcast(self, u:UOp, a:str) -> str:
         if dtypes.float16 in (u.dtype, u.src[0].dtype) and not self.fp16:  # a half's bits are what vstore_half writes
             return f"u2h(as_ushort({a}))" if u.dtype is dtypes.float16 else f"as_{cl_types[u.dtype]}(h2u({a}))"

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..tensor import UOp, DType, dtypes, unsupported_dtypes
 from ..renderer import CRenderer, c_types
 from ..device import Allocator, Compiler, CompiledDevice, Device
+from .cl import WorkgroupRenderer
 
 # %% auto #0
 __all__ = ['CUDA_PRELUDE', 'CUDA_BF16', 'CUDARenderer', 'NVRTCCompiler', 'CUDADevice']
@@ -26,8 +27,9 @@ __device__ unsigned short f2bf(float f) {
 }
 __device__ float rbf(float f) { return bf2f(f2bf(f)); }
 """
-class CUDARenderer(CRenderer):
-    device, has_local, block = "CUDA", True, 128
+class CUDARenderer(WorkgroupRenderer, CRenderer):  # LOCAL and GROUP as 05b's workgroups: blocks, threads and shared memory
+    device, block, ids, shared, barrier = "CUDA", 128, ("(int)blockIdx.x", ("(int)threadIdx.x", "(int)threadIdx.y", "(int)threadIdx.z")), \
+        "__shared__", "__syncthreads();"
     def prelude(self, lin:list[UOp]) -> str:
         if any(u.dtype is dtypes.float16 for u in lin): raise NotImplementedError("CUDA: float16 needs cuda_fp16.h, which this NVRTC lacks")
         return CUDA_PRELUDE + CUDA_BF16 * any(u.dtype is dtypes.bfloat16 for u in lin)
@@ -35,8 +37,10 @@ class CUDARenderer(CRenderer):
     def signature(self, name:str, params:list) -> str:
         return f'extern "C" __global__ void {name}({", ".join(f"{self.buf_type(d)}* __restrict__ data{i}" for i, d in params)})'
     def loop(self, u:UOp, outer:bool) -> str:
+        if self.wg: return self.group_loop(u)
         n = u.arg[0]
         return f"{{ int {n} = blockIdx.x * blockDim.x + threadIdx.x; if ({n} >= {u.arg[1]}) return;" if outer else super().loop(u, False)
+    def store(self, u:UOp, idx:str, val:str) -> str: return self.group_store(super().store(u, idx, val))
     def bitcast(self, u:UOp, a:str) -> str:
         if u.src[0].dtype is dtypes.bfloat16: return f"bitcast_<{c_types[u.dtype]}>(f2bf({a}))"
         return f"bf2f(bitcast_<uint16_t>({a}))" if u.dtype is dtypes.bfloat16 else f"bitcast_<{c_types[u.dtype]}>({a})"
@@ -90,13 +94,15 @@ class _CUDAProgram:
         self.d, self.mod, self.fn = d, ctypes.c_void_p(), ctypes.c_void_p()
         d.check(d.cu.cuModuleLoadData(ctypes.byref(self.mod), lib + b"\0"))
         d.check(d.cu.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, name.encode()))
-    def __call__(self, *bufs, global_size:tuple) -> float:
+    def __call__(self, *bufs, global_size:tuple, local_size:tuple|None=None) -> float:
         cu, block = self.d.cu, CUDARenderer.block
+        grid, threads = ((global_size[0] // local_size[0], 1, 1), local_size) if local_size else \
+            (((global_size[0] + block - 1) // block, 1, 1), (block, 1, 1))
         args = (ctypes.c_void_p * len(bufs))(*[ctypes.cast(ctypes.byref(b), ctypes.c_void_p) for b in bufs])
         ev = [ctypes.c_void_p(), ctypes.c_void_p()]
         for e in ev: self.d.check(cu.cuEventCreate(ctypes.byref(e), 0))
         self.d.check(cu.cuEventRecord(ev[0], None))
-        self.d.check(cu.cuLaunchKernel(self.fn, (global_size[0] + block - 1) // block, 1, 1, block, 1, 1, 0, None, args, None))
+        self.d.check(cu.cuLaunchKernel(self.fn, *grid, *threads, 0, None, args, None))
         self.d.check(cu.cuEventRecord(ev[1], None)); self.d.check(cu.cuEventSynchronize(ev[1]))
         ms = ctypes.c_float(); self.d.check(cu.cuEventElapsedTime(ctypes.byref(ms), ev[0], ev[1]))
         for e in ev: cu.cuEventDestroy_v2(e)

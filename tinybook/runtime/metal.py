@@ -8,7 +8,7 @@ import sys, ctypes, numpy as np
 from ..tensor import UOp, DType, dtypes, unsupported_dtypes
 from ..device import Allocator, Compiler, CompiledDevice, Device
 from ..renderer import CRenderer
-from .cl import cl_types, CL_PRELUDE
+from .cl import cl_types, CL_PRELUDE, WorkgroupRenderer
 
 # %% auto #0
 __all__ = ['METAL_PRELUDE', 'METAL_BF16', 'MetalRenderer', 'MetalDevice']
@@ -19,16 +19,21 @@ METAL_BF16 = """float bf2f(ushort b) { return as_type<float>((uint)b << 16); }
 ushort f2bf(float f) { uint u = as_type<uint>(f); return f != f ? 0x7FC0 : (ushort)((u + 0x7FFF + ((u >> 16) & 1)) >> 16); }
 float rbf(float f) { return bf2f(f2bf(f)); }
 """
-class MetalRenderer(CRenderer):
-    device, has_local = "METAL", True
+class MetalRenderer(WorkgroupRenderer, CRenderer):  # LOCAL and GROUP as 05b's workgroups: threadgroups and threadgroup memory
+    device, ids, shared, barrier = "METAL", ("(int)tgid.x", ("(int)lid.x", "(int)lid.y", "(int)lid.z")), "threadgroup", \
+        "threadgroup_barrier(mem_flags::mem_threadgroup);"
     def prelude(self, lin:list[UOp]) -> str:
         if any(u.dtype is dtypes.float64 for u in lin): raise NotImplementedError("METAL: float64 does not exist in Metal")
         return METAL_PRELUDE + METAL_BF16 * any(u.dtype is dtypes.bfloat16 for u in lin)
     def buf_type(self, d:DType) -> str: return "uchar" if d is dtypes.bool else "ushort" if d is dtypes.bfloat16 else cl_types[d]
     def signature(self, name:str, params:list) -> str:
         bufs = "".join(f"device {self.buf_type(d)}* data{i} [[buffer({i})]], " for i, d in params)
-        return f"kernel void {name}({bufs}uint3 gid [[thread_position_in_grid]])"
-    def loop(self, u:UOp, outer:bool) -> str: return f"{{ int {u.arg[0]} = gid.x;" if outer else super().loop(u, False)
+        ids = ", uint3 tgid [[threadgroup_position_in_grid]], uint3 lid [[thread_position_in_threadgroup]]" * bool(self.wg)
+        return f"kernel void {name}({bufs}uint3 gid [[thread_position_in_grid]]{ids})"
+    def loop(self, u:UOp, outer:bool) -> str:
+        if self.wg: return self.group_loop(u)
+        return f"{{ int {u.arg[0]} = gid.x;" if outer else super().loop(u, False)
+    def store(self, u:UOp, idx:str, val:str) -> str: return self.group_store(super().store(u, idx, val))
     def bitcast(self, u:UOp, a:str) -> str:
         if u.src[0].dtype is dtypes.bfloat16: return f"as_type<{cl_types[u.dtype]}>(f2bf({a}))"
         return f"bf2f(as_type<ushort>({a}))" if u.dtype is dtypes.bfloat16 else f"as_type<{cl_types[u.dtype]}>({a})"
@@ -67,12 +72,15 @@ class _MetalProgram:
         fn = d.msg(library, "newFunctionWithName:", d.nsstring(name), argtypes=(ctypes.c_void_p,))
         self.d, self.pso = d, d.msg(d.dev, "newComputePipelineStateWithFunction:error:", fn, ctypes.byref(err), argtypes=(ctypes.c_void_p, P))
         if not self.pso: raise RuntimeError(f"Metal pipeline for {name} failed:\n{d.error(err)}")
-    def __call__(self, *bufs, global_size:tuple) -> float:
+    def __call__(self, *bufs, global_size:tuple, local_size:tuple|None=None) -> float:
         d = self.d; cb = d.msg(d.queue, "commandBuffer"); enc = d.msg(cb, "computeCommandEncoder")
         d.msg(enc, "setComputePipelineState:", self.pso, argtypes=(ctypes.c_void_p,))
         for i, b in enumerate(bufs): d.msg(enc, "setBuffer:offset:atIndex:", b, 0, i, argtypes=(ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong))
-        d.msg(enc, "dispatchThreads:threadsPerThreadgroup:", _MTLSize(global_size[0], 1, 1), _MTLSize(min(global_size[0], 32), 1, 1),
-              argtypes=(_MTLSize, _MTLSize))
+        if local_size:  # workgroups: so many threadgroups of the kernel's size
+            d.msg(enc, "dispatchThreadgroups:threadsPerThreadgroup:", _MTLSize(global_size[0] // local_size[0], 1, 1), _MTLSize(*local_size),
+                  argtypes=(_MTLSize, _MTLSize))
+        else: d.msg(enc, "dispatchThreads:threadsPerThreadgroup:", _MTLSize(global_size[0], 1, 1), _MTLSize(min(global_size[0], 32), 1, 1),
+                    argtypes=(_MTLSize, _MTLSize))
         d.msg(enc, "endEncoding"); d.msg(cb, "commit"); d.msg(cb, "waitUntilCompleted")
         return d.msg(cb, "GPUEndTime", restype=ctypes.c_double) - d.msg(cb, "GPUStartTime", restype=ctypes.c_double)
 Device.register("METAL", MetalDevice)
