@@ -15,7 +15,7 @@ import tinybook.nn  # noqa: F401, Tensor.assign
 from .nn.state import replacing
 
 # %% auto #0
-__all__ = ['BARRIER', 'JitError', 'Variable', 'batch_src', 'CapturedJit', 'TinyJit', 'load_jit']
+__all__ = ['BARRIER', 'JIT_FORMAT', 'JitError', 'Variable', 'batch_src', 'CapturedJit', 'TinyJit', 'load_jit']
 
 # %% ../nbs/08_jit.ipynb #0672bc26
 class JitError(Exception): "A function TinyJit cannot capture faithfully, or a call that does not match its capture."
@@ -354,11 +354,14 @@ def save(self, path:str|Path) -> None:
     arrs.update({f"const{s}": self.bufs[s].data for s, (k, *_) in enumerate(self.spec["slots"]) if k == "const"})
     arrs.update({f"state{i}": _buf(t).data for i, t in enumerate(self.state)})
     with replacing(path if str(path).endswith(".npz") else f"{path}.npz") as f:  # as np.savez names it; never half written
-        np.savez(f, meta=np.frombuffer(json.dumps(self.spec).encode(), np.uint8), **arrs)
+        np.savez(f, meta=np.frombuffer(json.dumps(self.spec | {"format": JIT_FORMAT}).encode(), np.uint8), **arrs)
+JIT_FORMAT = 2  # the layout of a saved program's spec: 2 since every batch runs through its device's graph
 def load_jit(path:str|Path) -> CapturedJit:
     "The program `CapturedJit.save` wrote, ready to run here with no tracing, scheduling or compiling (`state`: the saved state, as tensors)."
     with np.load(path, allow_pickle=False) as z:
         spec, libs = json.loads(z["meta"].tobytes()), [z[f"lib{i}"].tobytes() for i in range(sum(k.startswith("lib") for k in z.files))]
+        if spec.get("format", 1) != JIT_FORMAT:
+            raise JitError(f"{path}: a program saved in format {spec.get('format', 1)}, this tinybook reads {JIT_FORMAT}: capture and save it again")
         bufs = [Buffer(dev, n, dt := to_dtype(d), z[f"const{s}"] if k == "const" else np.empty(n, dt.np) if k == "inter" else None)
                 for s, (k, dev, n, d) in enumerate(spec["slots"])]
         state = [Tensor(z[f"state{i}"], device=bufs[o].device, dtype=bufs[o].dtype).reshape(shape) for i, (_, o, shape) in enumerate(spec["state"])]
