@@ -57,11 +57,12 @@ def workgroup_opts(ast:UOp) -> list:
 class WorkgroupRenderer:
     "`workgroup`'s kernels for a C-like GPU language (mixed in before CRenderer): its `ids`, local memory's qualifier `shared` and its `barrier`."
     has_local, wg, ids, shared, barrier = True, None, CL_IDS, "__local", "barrier(CLK_LOCAL_MEM_FENCE);"  # wg: this kernel's, while it renders
+    sum_loop = "for (int i = 1; i < {n}; i++)"  # how the group's sum loops over its items
     def render(self, name:str, lin:list[UOp]) -> str:
         self.wg = workgroup(lin, *self.ids)
         return super().render(name, lin)
     def launch(self, lin:list[UOp]) -> tuple[tuple, tuple|None]: return wg[1:] if (wg := workgroup(lin, *self.ids)) else super().launch(lin)
-    def group_store(self, st:str) -> str: return f"if ({self.ids[1][2]} == 0) {st}" if self.wg and self.wg[2][2] > 1 else st  # stored once a group
+    def group_store(self, st:str) -> str: return f"if ({self.ids[1][2]} == 0) {{ {st} }}" if self.wg and self.wg[2][2] > 1 else st  # once a group
     def group_loop(self, u:UOp) -> str: return f"{{ int {u.arg[0]} = {self.wg[0][u]};" if u in self.wg[0] else super().loop(u, False)
     def begin(self, lin:list[UOp]) -> list[str]:  # a GROUP reduce's partial results meet in local memory, an array per accumulator
         n = math.prod(self.wg[2]) if self.wg and self.wg[2][2] > 1 else 0
@@ -71,8 +72,8 @@ class WorkgroupRenderer:
         (_, l1, ng), (i0, i1, i2) = self.wg[2], self.ids[1]
         at = lambda i: f"[({i0}*{l1}+{i1})*{ng}+{i}]"  # in this item's group
         out = [f"l{a}{at(i2)} = {a};" for a, _ in accs] + [self.barrier]  # then each item adds its group's up
-        return out + [f"{a} = l{a}{at(0)}; for (int i = 1; i < {ng}; i++) {a} = {self.alu(red.arg, red.dtype, [a, 'l' + a + at('i')], red.dtype)};"
-                      for a, red in accs]
+        add = lambda a, red: self.alu(red.arg, red.dtype, [a, f"l{a}{at('i')}"], red.dtype)
+        return out + [f"{a} = l{a}{at(0)}; {self.sum_loop.format(n=ng)} {{ {a} = {add(a, red)}; }}" for a, red in accs]
 class OpenCLRenderer(WorkgroupRenderer, CRenderer):
     device = "CL"
     def __init__(self, fp16:bool=False, images:dict|None=None):

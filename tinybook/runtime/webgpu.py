@@ -8,7 +8,7 @@ import os, math, time, tempfile, functools, numpy as np
 from ..tensor import UOp, Ops, DType, dtypes, unsupported_dtypes
 from ..renderer import CRenderer, c_alu
 from ..device import Allocator, Compiler, CompiledDevice, Device
-from .cl import workgroup, workgroup_opts
+from .cl import WorkgroupRenderer, workgroup_opts
 
 # %% auto #0
 __all__ = ['wgsl_types', 'WG_IDS', 'WGSLRenderer', 'WebGPUDevice']
@@ -17,13 +17,10 @@ __all__ = ['wgsl_types', 'WG_IDS', 'WGSLRenderer', 'WebGPUDevice']
 wgsl_types = {dtypes.bool: "bool", dtypes.int32: "i32", dtypes.uint32: "u32", dtypes.float32: "f32", dtypes.float16: "f16"}
 _WG = 64  # threads per workgroup without LOCAL/GROUP; the outermost loop is spread over up to 65535 workgroups in x, then y
 WG_IDS = "i32(wid.x + wid.y * 65535u)", ("i32(lid.x)", "i32(lid.y)", "i32(lid.z)")  # 05b's workgroup ids in WGSL
-class WGSLRenderer(CRenderer):
-    device, has_local, wg = "WEBGPU", True, None  # wg: this kernel's workgroup (05b's `workgroup`), while it renders
+class WGSLRenderer(WorkgroupRenderer, CRenderer):  # 05b's workgroups, spelled in WGSL; its workgroup arrays are declared in `prelude`
+    device, ids, barrier, sum_loop = "WEBGPU", WG_IDS, "workgroupBarrier();", "for (var i: i32 = 1; i < {n}; i++)"
     def __init__(self, f16:bool=False): self.f16 = f16
-    def render(self, name:str, lin:list[UOp]) -> str:
-        self.wg = workgroup(lin, *WG_IDS)
-        return super().render(name, lin)
-    def launch(self, lin:list[UOp]) -> tuple[tuple, tuple|None]: return wg[1:] if (wg := workgroup(lin, *WG_IDS)) else super().launch(lin)
+    def begin(self, lin:list[UOp]) -> list[str]: return []  # WGSL declares workgroup memory outside the function
     def prelude(self, lin:list[UOp]) -> str:
         ds = ({u.dtype for u in lin} | {s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}) - {dtypes.void}
         if bad := ds - set(wgsl_types) | ({dtypes.float16} & ds if not self.f16 else set()):
@@ -45,12 +42,6 @@ class WGSLRenderer(CRenderer):
             return f"{{ {f'if ({WG_IDS[0]} >= {self.wg[1][0] // self.wg[2][0]}) {{ return; }} ' * first}let {n} = {self.wg[0][u]};"
         if outer and not self.wg: return f"{{ let {n} = i32(gid.x + gid.y * {65535 * _WG}u); if ({n} >= {u.arg[1]}) {{ return; }}"
         return f"for (var {n}: i32 = 0; {n} < {u.arg[1]}; {n}++) {{"
-    def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]:  # as 05b's: each item's part of a GROUP reduce, then the group's sum
-        if not self.wg or r is not next((u for u in self.wg[0] if u.arg[0].startswith("rgrp")), None): return []
-        (_, l1, ng), at = self.wg[2], lambda i: f"[(i32(lid.x)*{l1}+i32(lid.y))*{ng}+{i}]"
-        out = [f"l{a}{at('i32(lid.z)')} = {a};" for a, _ in accs] + ["workgroupBarrier();"]
-        add = lambda a, red: self.alu(red.arg, red.dtype, [a, f"l{a}{at('i')}"], red.dtype)
-        return out + [f"{a} = l{a}{at(0)}; for (var i: i32 = 1; i < {ng}; i++) {{ {a} = {add(a, red)}; }}" for a, red in accs]
     def const(self, v, d:DType) -> str:
         if d is dtypes.bool: return "true" if v else "false"
         if not dtypes.is_float(d): return f"{int(v)}{'u' if d is dtypes.uint32 else ''}"
@@ -74,7 +65,7 @@ class WGSLRenderer(CRenderer):
     def load(self, u:UOp, idx:str) -> str: return f"(data{u.src[0].arg}[{idx}] != 0u)" if u.dtype is dtypes.bool else f"data{u.src[0].arg}[{idx}]"
     def store(self, u:UOp, idx:str, val:str) -> str:
         st = f"data{u.src[0].arg}[{idx}] = {f'select(0u, 1u, {val})' if u.src[2].dtype is dtypes.bool else val};"
-        return f"if (lid.z == 0u) {{ {st} }}" if self.wg and self.wg[2][2] > 1 else st  # a group's result, stored once
+        return self.group_store(st)
 
 # %% ../../nbs/05e_webgpu.ipynb #faa69058
 class WebGPUDevice(CompiledDevice):
