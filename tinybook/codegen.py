@@ -113,12 +113,12 @@ def reduce_shapes(red:UOp) -> tuple[tuple, tuple]:
 # %% ../nbs/04_codegen.ipynb #a8fde0f4
 @dataclass(frozen=True)
 class Opt:
-    "One optimization: split `amt` off axis `axis` as an `UPCAST`, `UNROLL`, `LOCAL`, `GROUP`, `VECTOR`, `VREDUCE` or `BLOCK` axis."
+    "One optimization: split `amt` off axis `axis` as an `UPCAST`, `UNROLL`, `LOCAL`, `GROUP`, `TILE`, `VECTOR`, `VREDUCE` or `BLOCK` axis."
     op: str
     axis: int
     amt: int
 class KernelOptError(ValueError): pass
-OPT_TYPES = {"UPCAST": ("g", "U"), "UNROLL": ("r", "u"), "LOCAL": ("g", "l"), "GROUP": ("r", "G"),  # opt -> (axis type it splits, new type)
+OPT_TYPES = {"UPCAST": ("g", "U"), "UNROLL": ("r", "u"), "LOCAL": ("g", "l"), "GROUP": ("r", "G"), "TILE": ("r", "t"),  # opt -> (axis type, new type)
              "VECTOR": ("g", "v"), "VREDUCE": ("r", "w"), "BLOCK": ("g", "g")}  # v, w: vector lanes; BLOCK moves the outer part outermost
 MAX_UPCAST = 64  # straight-line copies per loop trip, at most
 VEC_OPS = {Ops.ADD, Ops.MUL, Ops.MAX, Ops.CMPLT, Ops.CMPNE, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.WHERE, Ops.NEG,
@@ -148,7 +148,7 @@ def _restack(st:ShapeTracker, v:View|None, shape:tuple) -> ShapeTracker:
     "`st` with its last view replaced by `v`, or (when `v` is None) reshaped to `shape` through a view of its own."
     return ShapeTracker(st.views[:-1] + (v,)) if v else st.movement(Ops.RESHAPE, shape)
 class Kernel:
-    "Kernel `ast` as one loop nest over `full_shape`, with a type per axis: g(lobal), l(ocal), G(roup), r(educe), U(pcast), u(nroll), v/w (lanes)."
+    "Kernel `ast` as one loop nest over `full_shape`, a type per axis: g(lobal), l(ocal), G(roup), r(educe), t(ile), U(pcast), u(nroll), v/w (lanes)."
     def __init__(self, ast:UOp, opts=()):
         self.ast, self.red, self.opts = ast, next((u for u in ast.toposort if u.op is Ops.REDUCE), None), []
         full, kshape = reduce_shapes(self.red) if self.red else (ast.src[0].arg.shape,) * 2
@@ -180,6 +180,7 @@ class Kernel:
         if new in "Uu" and self.upcast_size() * amt > MAX_UPCAST: raise KernelOptError(f"{opt}: more than {MAX_UPCAST} copies per loop trip")
         if new in "vw" and (why := "a kernel has one lane axis" if self.lane_axis() is not None else
                             "lanes come in powers of two" if amt & (amt - 1) else vectorizable(self.ast)): raise KernelOptError(f"{opt}: {why}")
+        if new == "t" and "t" in self.types: raise KernelOptError(f"{opt}: a kernel has one tile axis")
         shape = lambda sh: sh[:a] + ((n // amt, amt) if sh[a] > 1 else (1, 1)) + sh[a+1:]
         self.sts = {u: _restack(st, _split_view(st.views[-1], a, amt), shape(st.shape)) for u, st in self.sts.items()}
         self.full_shape, self.opts = shape(self.full_shape), self.opts + [opt]
@@ -202,8 +203,8 @@ def _const(v, d:DType) -> UOp: return UOp(Ops.CONST, d, (), v)
 def linearize(self, supported:set|None=None) -> list[UOp]:
     "The kernel as a linear program (see above), with the ALU ops outside `supported` (if given) decomposed."
     shape, types = self.full_shape, self.types
-    loops = {i: srange(f"{dict(g='gidx', l='lidx', G='rgrp', r='ridx', v='vlane', w='rlane')[t]}{i}", n)
-             for i, (t, n) in enumerate(zip(types, shape)) if t in "glGrvw" and n != 1}
+    loops = {i: srange(f"{dict(g='gidx', l='lidx', G='rgrp', r='ridx', t='rtile', v='vlane', w='rlane')[t]}{i}", n)
+             for i, (t, n) in enumerate(zip(types, shape)) if t in "glGrtvw" and n != 1}
     def combos(t:str) -> list[dict]:
         ax = self.axes(t)
         return [dict(zip(ax, c)) for c in itertools.product(*[range(shape[a]) for a in ax])]
@@ -216,11 +217,11 @@ def linearize(self, supported:set|None=None) -> list[UOp]:
             return c if valid is None else UOp(Ops.WHERE, u.dtype, (valid, c, _const(0, u.dtype)))
         if u.op is Ops.REDUCE:
             vals = tuple(build(u.src[0], {**c, **cu}) for cu in combos("u"))
-            return UOp(Ops.REDUCE, u.dtype, vals + tuple(loops[a] for a in self.axes("Gwr") if a in loops), u.arg[0])
+            return UOp(Ops.REDUCE, u.dtype, vals + tuple(loops[a] for a in self.axes("Gwrt") if a in loops), u.arg[0])
         return UOp(u.op, u.dtype, tuple(build(s, c) for s in u.src), u.arg)
     sink = UOp(Ops.SINK, dtypes.void, tuple(build(s, c) for c in combos("U") for s in self.ast.src))
     if supported is not None: sink = decompose(sink, supported)
-    nest = [loops[a] for t in "glvGwr" for a in self.axes(t) if a in loops]  # lanes: innermost of their kind
+    nest = [loops[a] for t in "glvGwrt" for a in self.axes(t) if a in loops]  # lanes: innermost of their kind; a tile innermost of all
     ng, deps, post = sum(r.arg[0][0] != "r" for r in nest), {}, {}
     for u in sink.toposort:
         deps[u] = {u} if u.op is Ops.RANGE else set().union(*(deps[s] for s in u.src)) - (set(u.src) if u.op is Ops.REDUCE else set())
@@ -278,9 +279,9 @@ def hand_coded_opts(k:Kernel, lanes:int=0, panel:int=1 << 20) -> list[Opt]:
     opts = [Opt("UPCAST", a, 4) for a in cands if k.full_shape[a] % 4 == 0 and k.full_shape[a]]
     return [Opt(o.op, o.axis + sum(p.axis < o.axis for p in opts[:i]), o.amt) for i, o in enumerate(opts)]  # each split shifts the axes after it
 def opt_actions(k:Kernel, has_local:bool=False, lanes:int=0) -> list[Opt]:
-    "Every opt that fits kernel `k` as it is: upcast or unroll by 2, 4, 8 (or whole); `LOCAL`, `GROUP` if asked; lanes and `BLOCK`s with `lanes`."
+    "Every opt that fits kernel `k` as it is: upcast or unroll by 2, 4, 8 (or whole); `LOCAL`, `GROUP`, `TILE` if asked; lanes, `BLOCK` with `lanes`."
     acts = [Opt("UPCAST", a, n) for a in k.axes("g") for n in (2, 4, 8)] + [Opt("UNROLL", a, n) for a in k.axes("r") for n in (0, 2, 4, 8)]
-    gpu = [Opt("LOCAL", a, n) for a in k.axes("g") for n in (2, 4, 8, 16)] + [Opt("GROUP", a, n) for a in k.axes("r") for n in (2, 4, 8, 16)]
+    gpu = [Opt(o, a, n) for o, t in (("LOCAL", "g"), ("GROUP", "r"), ("TILE", "r")) for a in k.axes(t) for n in (2, 4, 8, 16)]
     vec = [Opt(o, a, lanes) for o, t in (("VECTOR", "g"), ("VREDUCE", "r")) for a in k.axes(t)] * bool(lanes)
     blocks = [Opt("BLOCK", a, n) for a in k.axes("g")[1:] for n in (2, 4, 8, 16)] * bool(lanes)
     return [o for o in acts + gpu * has_local + vec + blocks if _fits(k, o)]

@@ -16,9 +16,9 @@ from .nn.state import replacing
 # %% auto #0
 __all__ = ['Device', 'POOL_BYTES', 'POOL_MIN', 'compiled_kernels', 'kernel_runners', 'capturing', 'cache_dir', 'host_lanes',
            'Allocator', 'Compiler', 'CompiledDevice', 'GlobalCounters', 'kernel_ops', 'count', 'host_empty',
-           'host_array', 'host_value', 'from_host', 'DeviceMemory', 'device_empty', 'CompiledKernel', 'kernel_key',
-           'search_opts', 'beam_on', 'run_kernel_on', 'run_backend', 'PythonRenderer', 'PythonProgram', 'PythonDevice',
-           'check_device', 'main']
+           'host_array', 'host_value', 'from_host', 'DeviceMemory', 'device_empty', 'CompiledKernel', 'launchable',
+           'kernel_key', 'search_opts', 'beam_on', 'run_kernel_on', 'run_backend', 'PythonRenderer', 'PythonProgram',
+           'PythonDevice', 'check_device', 'main']
 
 # %% ../nbs/05_backends.ipynb #fc2a1529
 def cache_dir() -> Path: return Path(os.getenv("TINYBOOK_CACHE", Path.home() / ".cache" / "tinybook"))
@@ -174,6 +174,9 @@ class CompiledKernel(NamedTuple):
         "Run it on device memory `mems` (outputs first); returns the seconds it took."
         return self.prog(*mems, global_size=self.size, **({"local_size": self.local} if self.local else {}),
                          **({"threads": self.threads} if self.threads > 1 else {}))
+def launchable(p:CompiledKernel) -> bool:
+    "Does `p`'s workgroup fit: no more items than its program takes (`max_local`), no size over the device's (`max_dims`, per dimension)?"
+    return not p.local or math.prod(p.local) <= p.prog.max_local and all(n <= m for n, m in zip(p.local, p.prog.max_dims))
 compiled_kernels: dict[tuple, CompiledKernel] = {}  # kernel_key -> the kernel, compiled: one cache for every device
 def kernel_key(dev:CompiledDevice, ast:UOp, bufs:list) -> tuple:
     "What a compiled kernel is kept under: the device, the kernel, the device's lanes and the inputs it reads as images."
@@ -198,7 +201,7 @@ def beam_on(dev:CompiledDevice, ast:UOp, bufs:list, width:int) -> list:
     "`BEAM` on a device: `search_opts` with each candidate timed on `dev` (scratch outputs, `bufs`' inputs), the best checked against `dev.opts`."
     outs, ins = [device_empty(dev, b) for b in bufs[:len(ast.src)]], [_device_mem(dev, b) for b in bufs[len(ast.src):]]
     def run(opts:list) -> float:
-        if (p := dev.kernel(ast, opts)).local and math.prod(p.local) > p.prog.max_local: return math.inf  # too big a workgroup
+        if not launchable(p := dev.kernel(ast, opts)): return math.inf  # too big a workgroup
         return p(*[o.mem for o in outs], *ins)
     def result(opts:list) -> list[np.ndarray]:
         run(opts); return [o.to_host().astype(np.float64) for o in outs]

@@ -146,6 +146,10 @@ class CRenderer(Renderer):
     def decl(self, d:DType, name:str, code:str, mutable:bool=False) -> str: return f"{c_types[d]} {name} = {code};"
     def load(self, u:UOp, idx:str) -> str: return f"bf2f(data{u.src[0].arg}[{idx}])" if u.dtype is dtypes.bfloat16 else f"data{u.src[0].arg}[{idx}]"
     def store(self, u:UOp, idx:str, val:str) -> str: return f"data{u.src[0].arg}[{idx}] = {'f2bf' * (u.src[2].dtype is dtypes.bfloat16)}({val});"
+    def read(self, u:UOp, ex) -> str:
+        "A `LOAD`'s value: `load` where its validity holds (`ex` renders index expressions), else 0."
+        val = self.load(u, ex(u.src[1]))
+        return val if len(u.src) == 2 else self.alu(Ops.WHERE, u.dtype, [ex(u.src[2]), val, self.const(0, u.dtype)])
     def prelude(self, lin:list[UOp]) -> str:
         return self.headers + C_F16 * any(u.dtype is dtypes.float16 for u in lin) + C_BF16 * any(u.dtype is dtypes.bfloat16 for u in lin)
     def buf_type(self, d:DType) -> str: return "uint16_t" if d is dtypes.bfloat16 else c_types[d]
@@ -158,6 +162,7 @@ class CRenderer(Renderer):
         return c_bitcast_bf16(u, a) if dtypes.bfloat16 in (u.dtype, u.src[0].dtype) else self.alu(Ops.BITCAST, u.dtype, [a])
     def begin(self, lin:list[UOp]) -> list[str]: return []  # declarations at the function's scope (05b: workgroup memory)
     def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]: return []  # lines closing range `r` (its reduces' (acc, REDUCE))
+    def around_range(self, r:UOp) -> tuple[list[str], list[str]]: return [], []  # lines before range `r` opens, after it closes (05b: tiles)
     def render(self, name:str, lin:list[UOp]) -> str:
         "Source of linear program `lin` as a function `name`; values that differ between vector lanes are C vectors."
         if bad := {u.dtype for u in lin if u.dtype not in c_types and u.dtype is not dtypes.void}:
@@ -176,10 +181,10 @@ class CRenderer(Renderer):
         if lane is not None: lines.append((1, f"{vtype(dtypes.int32)} {lane.arg[0]} = {{{', '.join(map(str, range(lane.arg[1])))}}};"))
         for u in lin:
             if u.op in (Ops.RANGE, Ops.ENDRANGE) and lane in (u, *u.src): continue  # lanes are elements of vectors, not a loop
-            if u.op is Ops.RANGE: lines.append((depth, self.loop(u, u is outer))); depth += 1
+            if u.op is Ops.RANGE: lines += [(depth, ln) for ln in self.around_range(u)[0]] + [(depth, self.loop(u, u is outer))]; depth += 1
             elif u.op is Ops.ENDRANGE:
                 lines += [(depth, ln) for ln in self.end_range(u.src[0], [(a, r) for r, a in accs.items() if u.src[0] in r.src])]
-                depth -= 1; lines.append((depth, "}"))
+                depth -= 1; lines += [(depth, ln) for ln in ["}"] + self.around_range(u.src[0])[1]]
             elif u.op is Ops.DEFINE_ACC:
                 red, acc = u.src[0], f"acc{len(accs)}"
                 accs[red], names[red] = acc, f"{hred_name(red.arg, red.dtype)}({acc})" if lane in red.src else acc
@@ -192,9 +197,7 @@ class CRenderer(Renderer):
                        lambda v: self.alu(u.arg, u.dtype, [accs[u], ex(v)], u.dtype))
                 lines += [(depth, f"{accs[u]} = {upd(v)};") for v in u.src if v.op is not Ops.RANGE]
             elif u.op is Ops.LOAD and u in vec: let(u, vector_load(u, lane, ex))
-            elif u.op is Ops.LOAD:
-                val = self.load(u, ex(u.src[1]))
-                let(u, val if len(u.src) == 2 else self.alu(Ops.WHERE, u.dtype, [ex(u.src[2]), val, self.const(0, u.dtype)]))
+            elif u.op is Ops.LOAD: let(u, self.read(u, ex))
             elif u.op is Ops.STORE and {u.src[1], u.src[2]} & vec: lines.append((depth, vector_store(u, lane, vec, ex)))
             elif u.op is Ops.STORE: lines.append((depth, self.store(u, ex(u.src[1]), ex(u.src[2]))))
             elif u in vec: let(u, self.vector_alu(u.op, u.dtype, [vx(s, s.dtype) for s in u.src], u.src[-1].dtype))

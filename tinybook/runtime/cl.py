@@ -6,12 +6,12 @@
 from __future__ import annotations
 import os, math, numpy as np
 from ..tensor import UOp, Ops, DType, dtypes
-from ..renderer import CRenderer, c_types, lane_values, vtype
-from ..codegen import Kernel, Opt, hand_coded_opts
+from ..renderer import CRenderer, c_types, c_index, lane_values, vtype
+from ..codegen import Kernel, Opt, hand_coded_opts, eval_index
 from ..device import Allocator, Compiler, CompiledDevice, Device, host_lanes
 
 # %% auto #0
-__all__ = ['cl_types', 'CL_PRELUDE', 'CL_BF16', 'CL_HALF', 'CL_IMAGE', 'CL_IDS', 'workgroup', 'workgroup_opts',
+__all__ = ['cl_types', 'CL_PRELUDE', 'CL_BF16', 'CL_HALF', 'CL_IMAGE', 'CL_IDS', 'workgroup', 'workgroup_opts', 'tiles',
            'WorkgroupRenderer', 'OpenCLRenderer', 'CLDevice']
 
 # %% ../../nbs/05b_cl.ipynb #084993eb
@@ -48,25 +48,61 @@ def workgroup(lin:list[UOp], group:str=CL_IDS[0], local:tuple=CL_IDS[1]) -> tupl
     local = (size(l[:1]), size(l[1:]), size(grp))
     return ex, (size(g) * local[0], local[1], local[2]), local
 def workgroup_opts(ast:UOp) -> list:
-    "04's rules, then for a reduce over two or more output axes (a matmul) a 2-D workgroup of up to 8 by 8 items (GPUs without lanes)."
+    "04's rules, then for a reduce over two or more output axes (a matmul) a 2-D workgroup of up to 8 by 8 items, its operands in tiles of 16."
     k = Kernel(ast, hand_coded_opts(Kernel(ast)))
     if k.red is None or len(g := k.axes("g")) < 2: return k.opts
     for a in reversed(g[:2]):  # the later axis first: a split moves the axes after it
         if amt := next((n for n in (8, 4, 2) if k.full_shape[a] % n == 0 and k.full_shape[a] > n), None): k.apply_opt(Opt("LOCAL", a, amt))
+    r = k.axes("r")[-1]
+    if "l" in k.types and (amt := next((n for n in (16, 8, 4) if k.full_shape[r] % n == 0), None)): k.apply_opt(Opt("TILE", r, amt))
     return k.opts
+def _strides(rs:list[UOp]) -> list[int]: return [math.prod(s.arg[1] for s in rs[k + 1:]) for k in range(len(rs))]  # row-major over `rs`
+def tiles(lin:list[UOp], wg:tuple, max_bytes:int) -> dict[UOp, tuple[str, list[UOp], list[UOp]]]:
+    "The loads in a `TILE` loop that items of a workgroup share: each one's local array, the ranges it walks (the tile's first), and copies along."
+    t, out, used = next((u for u in lin if u.op is Ops.RANGE and u.arg[0].startswith("rtile")), None), {}, 0
+    items = [r for r in wg[0] if r.arg[0].startswith(("lidx", "rgrp"))]  # ranges that differ between the items of a group
+    for u in lin:
+        if t is None or u.op is not Ops.LOAD or u.dtype is dtypes.bool or t not in (rs := {r for s in u.src[1:] for r in s.toposort}): continue
+        deps = [t] + [r for r in items if r in rs]  # the tile's range slowest: in a step, items of a group read neighbouring elements
+        if len(deps) > len(items) or used + (n := u.dtype.itemsize * math.prod(r.arg[1] for r in deps)) > max_bytes: continue  # not shared, too big
+        env = {s: 0 for s in u.src[1].toposort if s.op is Ops.RANGE}
+        step = lambda r: abs(eval_index(u.src[1], env | {r: 1}) - eval_index(u.src[1], env))  # how far a step of range r moves in memory
+        out[u], used = (f"lds{len(out)}", deps, sorted(deps, key=step, reverse=True)), used + n  # copied along memory
+    return out
 class WorkgroupRenderer:
     "`workgroup`'s kernels for a C-like GPU language (mixed in before CRenderer): its `ids`, local memory's qualifier `shared` and its `barrier`."
     has_local, wg, ids, shared, barrier = True, None, CL_IDS, "__local", "barrier(CLK_LOCAL_MEM_FENCE);"  # wg: this kernel's, while it renders
     sum_loop = "for (int i = 1; i < {n}; i++)"  # how the group's sum loops over its items
+    copy_loop, max_tiles = "for (int e = {i}; e < {n}; e += {step})", 16384  # how items share a tile's copy; its bytes (WebGPU's least)
     def render(self, name:str, lin:list[UOp]) -> str:
         self.wg = workgroup(lin, *self.ids)
+        self.tiles = tiles(lin, self.wg, self.max_tiles) if self.wg else {}
         return super().render(name, lin)
+    def item(self) -> str:
+        "This item's number in its group."
+        (_, l1, ng), (i0, i1, i2) = self.wg[2], self.ids[1]
+        return f"(({i0}*{l1}+{i1})*{ng}+{i2})"
+    def read(self, u:UOp, ex) -> str:
+        if u not in self.tiles: return super().read(u, ex)
+        name, rs, _ = self.tiles[u]
+        return f"{name}[{'+'.join(f'{r.arg[0]}*{s}' for r, s in zip(rs, _strides(rs)))}]"
+    def copy(self, u:UOp, name:str, rs:list[UOp], order:list[UOp]) -> str:
+        "The items of a group copy load `u`'s tile to array `name`, an element `e` each in turn (`order`: ranges, the slowest first)."
+        at = " ".join(self.decl(dtypes.int32, r.arg[0], f"((e / {s}) % {r.arg[1]})") for r, s in zip(order, _strides(order)))  # e's ranges
+        loop = self.copy_loop.format(i=self.item(), n=math.prod(r.arg[1] for r in rs), step=math.prod(self.wg[2]))
+        return f"{loop} {{ {at} {self.read(u, None)} = {super().read(u, lambda x: c_index(x, self.const))}; }}"
+    def around_range(self, r:UOp) -> tuple[list[str], list[str]]:  # before a tile loop the group copies its tiles, then waits; waits after
+        if not (ts := [(u, *t) for u, t in self.tiles.items() if r is t[1][0]]): return [], []
+        return [self.copy(*t) for t in ts] + [self.barrier], [self.barrier]
     def launch(self, lin:list[UOp]) -> tuple[tuple, tuple|None]: return wg[1:] if (wg := workgroup(lin, *self.ids)) else super().launch(lin)
     def group_store(self, st:str) -> str: return f"if ({self.ids[1][2]} == 0) {{ {st} }}" if self.wg and self.wg[2][2] > 1 else st  # once a group
     def group_loop(self, u:UOp) -> str: return f"{{ int {u.arg[0]} = {self.wg[0][u]};" if u in self.wg[0] else super().loop(u, False)
-    def begin(self, lin:list[UOp]) -> list[str]:  # a GROUP reduce's partial results meet in local memory, an array per accumulator
+    def local_arrays(self, lin:list[UOp]) -> list[tuple[str, DType, int]]:
+        "Arrays in local memory (name, dtype, size): a GROUP reduce's partial results, one per accumulator; the tiles the group shares."
         n = math.prod(self.wg[2]) if self.wg and self.wg[2][2] > 1 else 0
-        return [f"{self.shared} {c_types[u.dtype]} lacc{i}[{n}];" for i, u in enumerate(u for u in lin if u.op is Ops.DEFINE_ACC)] * bool(n)
+        return [(f"lacc{i}", u.dtype, n) for i, u in enumerate(u for u in lin if u.op is Ops.DEFINE_ACC)] * bool(n) + \
+            [(a, u.dtype, math.prod(r.arg[1] for r in rs)) for u, (a, rs, _) in self.tiles.items()]
+    def begin(self, lin:list[UOp]) -> list[str]: return [f"{self.shared} {c_types[d]} {a}[{n}];" for a, d, n in self.local_arrays(lin)]
     def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]:
         if not self.wg or r is not next((u for u in self.wg[0] if u.arg[0].startswith("rgrp")), None): return []
         (_, l1, ng), (i0, i1, i2) = self.wg[2], self.ids[1]
@@ -80,8 +116,8 @@ class OpenCLRenderer(WorkgroupRenderer, CRenderer):
         self.fp16, self.images = fp16, images or {}  # images: param -> width
         self.rounded = CRenderer.rounded | ({} if fp16 else {dtypes.float16: "rh"})
     def prelude(self, lin:list[UOp]) -> str:
-        ds = {u.dtype for u in lin}
-        return ("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" * (dtypes.float64 in ds) +
+        ds = {u.dtype for u in lin}  # a*b+c rounds twice, as in C, except in kernels with lanes (05a's -ffp-contract=fast)
+        return ("#pragma OPENCL FP_CONTRACT OFF\n" * (not self.nl) + "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" * (dtypes.float64 in ds) +
                 ("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\ntypedef half _Float16;\n" if self.fp16 else CL_HALF) * (dtypes.float16 in ds) +
                 CL_PRELUDE + CL_BF16 * (dtypes.bfloat16 in ds) + CL_IMAGE * bool(self.images))
     def buf_type(self, d:DType) -> str: return "uchar" if d is dtypes.bool else "ushort" if d is dtypes.bfloat16 else cl_types[d]
@@ -164,6 +200,7 @@ class _CLProgram:
     def __init__(self, d:CLDevice, name:str, lib:bytes):
         self.d, self.kernel = d, getattr(d.cl.Program(d.ctx, [d.dev], [lib]).build(), name)
         self.max_local = self.kernel.get_work_group_info(d.cl.kernel_work_group_info.WORK_GROUP_SIZE, d.dev)  # items a workgroup may have
+        self.max_dims = tuple(d.dev.max_work_item_sizes)  # and its size in each dimension
     def __call__(self, *bufs, global_size:tuple, local_size:tuple|None=None) -> float:
         ev = self.kernel(self.d.queue, global_size, local_size, *bufs); ev.wait()
         return (ev.profile.end - ev.profile.start) * 1e-9

@@ -4,15 +4,15 @@
 
 # %% ../../nbs/05c_cuda.ipynb #501cb7b0
 from __future__ import annotations
-import ctypes, ctypes.util, numpy as np
+import os, sys, ctypes, ctypes.util, numpy as np
 from pathlib import Path
-from ..tensor import UOp, DType, dtypes, unsupported_dtypes
+from ..tensor import UOp, DType, dtypes
 from ..renderer import CRenderer, c_types
 from ..device import Allocator, Compiler, CompiledDevice, Device
-from .cl import WorkgroupRenderer
+from .cl import WorkgroupRenderer, workgroup_opts
 
 # %% auto #0
-__all__ = ['CUDA_PRELUDE', 'CUDA_BF16', 'CUDARenderer', 'NVRTCCompiler', 'CUDADevice']
+__all__ = ['CUDA_PRELUDE', 'CUDA_BF16', 'CUDA_HALF', 'CUDARenderer', 'NVRTCCompiler', 'CUDADevice']
 
 # %% ../../nbs/05c_cuda.ipynb #74435ad9
 CUDA_PRELUDE = """typedef signed char int8_t; typedef unsigned char uint8_t; typedef short int16_t; typedef unsigned short uint16_t;
@@ -27,32 +27,44 @@ __device__ unsigned short f2bf(float f) {
 }
 __device__ float rbf(float f) { return bf2f(f2bf(f)); }
 """
+CUDA_HALF = """#define _Float16 float  /* a half is stored in 16 bits and computes as a float, rounded to half after each op */
+__device__ float u2h(unsigned short u) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(u)); return f; }
+__device__ unsigned short h2u(float f) { unsigned short u; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(u) : "f"(f)); return u; }
+__device__ float rh(float f) { return u2h(h2u(f)); }
+"""
 class CUDARenderer(WorkgroupRenderer, CRenderer):  # LOCAL and GROUP as 05b's workgroups: blocks, threads and shared memory
     device, block, ids, shared, barrier = "CUDA", 128, ("(int)blockIdx.x", ("(int)threadIdx.x", "(int)threadIdx.y", "(int)threadIdx.z")), \
         "__shared__", "__syncthreads();"
+    rounded = CRenderer.rounded | {dtypes.float16: "rh"}
     def prelude(self, lin:list[UOp]) -> str:
-        if any(u.dtype is dtypes.float16 for u in lin): raise NotImplementedError("CUDA: float16 needs cuda_fp16.h, which this NVRTC lacks")
-        return CUDA_PRELUDE + CUDA_BF16 * any(u.dtype is dtypes.bfloat16 for u in lin)
-    def buf_type(self, d:DType) -> str: return "uint16_t" if d is dtypes.bfloat16 else c_types[d]
+        ds = {u.dtype for u in lin}
+        return CUDA_PRELUDE + CUDA_HALF * (dtypes.float16 in ds) + CUDA_BF16 * (dtypes.bfloat16 in ds)
+    def buf_type(self, d:DType) -> str: return "uint16_t" if d in (dtypes.bfloat16, dtypes.float16) else c_types[d]
+    def load(self, u:UOp, idx:str) -> str: return f"u2h(data{u.src[0].arg}[{idx}])" if u.dtype is dtypes.float16 else super().load(u, idx)
     def signature(self, name:str, params:list) -> str:
         return f'extern "C" __global__ void {name}({", ".join(f"{self.buf_type(d)}* __restrict__ data{i}" for i, d in params)})'
     def loop(self, u:UOp, outer:bool) -> str:
         if self.wg: return self.group_loop(u)
         n = u.arg[0]
         return f"{{ int {n} = blockIdx.x * blockDim.x + threadIdx.x; if ({n} >= {u.arg[1]}) return;" if outer else super().loop(u, False)
-    def store(self, u:UOp, idx:str, val:str) -> str: return self.group_store(super().store(u, idx, val))
+    def store(self, u:UOp, idx:str, val:str) -> str:
+        if u.src[2].dtype is dtypes.float16: return self.group_store(f"data{u.src[0].arg}[{idx}] = h2u({val});")
+        return self.group_store(super().store(u, idx, val))
     def bitcast(self, u:UOp, a:str) -> str:
+        if dtypes.float16 in (u.dtype, u.src[0].dtype):  # a half's bits are what h2u gives
+            return f"u2h(bitcast_<uint16_t>({a}))" if u.dtype is dtypes.float16 else f"bitcast_<{c_types[u.dtype]}>(h2u({a}))"
         if u.src[0].dtype is dtypes.bfloat16: return f"bitcast_<{c_types[u.dtype]}>(f2bf({a}))"
         return f"bf2f(bitcast_<uint16_t>({a}))" if u.dtype is dtypes.bfloat16 else f"bitcast_<{c_types[u.dtype]}>({a})"
 
 # %% ../../nbs/05c_cuda.ipynb #29df7764
 def _nvrtc() -> ctypes.CDLL:
-    try:
-        import nvidia.cuda_nvrtc
-        return ctypes.CDLL(str(Path(nvidia.cuda_nvrtc.__path__[0]) / "lib" / "libnvrtc.so.12"))
-    except (ImportError, OSError):
-        if (path := ctypes.util.find_library("nvrtc")) is None: raise RuntimeError("CUDA needs NVRTC: pip install 'tinybook[cuda]'") from None
-        return ctypes.CDLL(path)
+    "NVRTC from the NVIDIA wheels (`nvidia/cuda_nvrtc`, or CUDA 13's `nvidia/cu13`), a CUDA install (`CUDA_PATH`), or the loader's path."
+    dirs = [Path(p) / "nvidia" / sub / "lib" for p in sys.path for sub in ("cuda_nvrtc", "cu13", "cu12")]
+    dirs += [Path(os.getenv("CUDA_PATH", "/usr/local/cuda")) / d for d in ("lib64", "lib")]
+    for path in [str(f) for d in dirs for f in sorted(d.glob("libnvrtc.so.*"))] + [p for p in [ctypes.util.find_library("nvrtc")] if p]:
+        try: return ctypes.CDLL(path)
+        except OSError: pass
+    raise RuntimeError("CUDA needs NVRTC: pip install 'tinybook[cuda]', or a CUDA toolkit (CUDA_PATH)")
 class NVRTCCompiler(Compiler):
     def __init__(self, arch:str="compute_80"): super().__init__(f"cuda-{arch}"); self.arch, self.lib = arch, _nvrtc()
     def compile_uncached(self, src:str) -> bytes:
@@ -72,12 +84,15 @@ class CUDADevice(CompiledDevice):
     def __init__(self):
         try: cu = ctypes.CDLL("libcuda.so.1")
         except OSError: raise RuntimeError("CUDA needs an NVIDIA GPU and its driver (libcuda.so.1 not found)") from None
-        self.cu, dev, self.ctx, major, minor = cu, ctypes.c_int(), ctypes.c_void_p(), ctypes.c_int(), ctypes.c_int()
+        self.cu, dev, self.ctx = cu, ctypes.c_int(), ctypes.c_void_p()
         self.check(cu.cuInit(0)); self.check(cu.cuDeviceGet(ctypes.byref(dev), 0))
-        self.check(cu.cuDeviceGetAttribute(ctypes.byref(major), 75, dev)); self.check(cu.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev))
-        self.check(cu.cuCtxCreate_v2(ctypes.byref(self.ctx), 0, dev))
-        super().__init__("CUDA", _CUDAAllocator(self), CUDARenderer(), NVRTCCompiler(f"compute_{major.value}{minor.value}"),
+        major, minor, *self.max_dims = [self.attr(dev, a) for a in (75, 76, 2, 3, 4)]  # compute capability, a block's size limits
+        self.check(cu.cuDevicePrimaryCtxRetain(ctypes.byref(self.ctx), dev)); self.check(cu.cuCtxSetCurrent(self.ctx))  # the runtime API's own
+        super().__init__("CUDA", _CUDAAllocator(self), CUDARenderer(), NVRTCCompiler(f"compute_{major}{minor}"),
                          lambda name, lib: _CUDAProgram(self, name, lib))
+    def opts(self, ast:UOp) -> list: return workgroup_opts(ast)  # 05b's GPU opts: a matmul on a 2-D workgroup
+    def attr(self, dev, a:int) -> int:
+        v = ctypes.c_int(); self.check(self.cu.cuDeviceGetAttribute(ctypes.byref(v), a, dev)); return v.value
     def check(self, status:int):
         if status: raise RuntimeError(f"CUDA driver error {status}")
 class _CUDAAllocator(Allocator):
@@ -94,6 +109,8 @@ class _CUDAProgram:
         self.d, self.mod, self.fn = d, ctypes.c_void_p(), ctypes.c_void_p()
         d.check(d.cu.cuModuleLoadData(ctypes.byref(self.mod), lib + b"\0"))
         d.check(d.cu.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, name.encode()))
+        n = ctypes.c_int(); d.check(d.cu.cuFuncGetAttribute(ctypes.byref(n), 0, self.fn))
+        self.max_local, self.max_dims = n.value, d.max_dims  # threads a block may have, and its size in each dimension
     def __call__(self, *bufs, global_size:tuple, local_size:tuple|None=None) -> float:
         cu, block = self.d.cu, CUDARenderer.block
         grid, threads = ((global_size[0] // local_size[0], 1, 1), local_size) if local_size else \
@@ -108,4 +125,3 @@ class _CUDAProgram:
         for e in ev: cu.cuEventDestroy_v2(e)
         return ms.value * 1e-3
 Device.register("CUDA", CUDADevice)
-unsupported_dtypes["CUDA"] = {dtypes.float16}

@@ -19,16 +19,15 @@ _WG = 64  # threads per workgroup without LOCAL/GROUP; the outermost loop is spr
 WG_IDS = "i32(wid.x + wid.y * 65535u)", ("i32(lid.x)", "i32(lid.y)", "i32(lid.z)")  # 05b's workgroup ids in WGSL
 class WGSLRenderer(WorkgroupRenderer, CRenderer):  # 05b's workgroups, spelled in WGSL; its workgroup arrays are declared in `prelude`
     device, ids, barrier, sum_loop = "WEBGPU", WG_IDS, "workgroupBarrier();", "for (var i: i32 = 1; i < {n}; i++)"
+    copy_loop = "for (var e: i32 = {i}; e < {n}; e += {step})"
     def __init__(self, f16:bool=False): self.f16 = f16
     def begin(self, lin:list[UOp]) -> list[str]: return []  # WGSL declares workgroup memory outside the function
     def prelude(self, lin:list[UOp]) -> str:
         ds = ({u.dtype for u in lin} | {s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}) - {dtypes.void}
         if bad := ds - set(wgsl_types) | ({dtypes.float16} & ds if not self.f16 else set()):
             raise NotImplementedError(f"WEBGPU: dtypes {sorted(map(str, bad))} are not supported (WGSL has 32-bit scalars, and f16 with shader-f16)")
-        n = math.prod(self.wg[2]) if self.wg and self.wg[2][2] > 1 else 0  # a GROUP reduce meets in workgroup memory, declared at module scope
-        accs = [u for u in lin if u.op is Ops.DEFINE_ACC] * bool(n)
-        return "enable f16;\n" * (dtypes.float16 in ds) + "".join(f"var<workgroup> lacc{i}: array<{wgsl_types[u.dtype]}, {n}>;\n"
-                                                                  for i, u in enumerate(accs))
+        arrays = "".join(f"var<workgroup> {a}: array<{wgsl_types[d]}, {n}>;\n" for a, d, n in self.local_arrays(lin))  # at module scope
+        return "enable f16;\n" * (dtypes.float16 in ds) + arrays
     def buf_type(self, d:DType) -> str: return "u32" if d is dtypes.bool else wgsl_types[d]
     def signature(self, name:str, params:list) -> str:
         size, ids = (", ".join(map(str, self.wg[2])), ", @builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>") \
@@ -105,6 +104,7 @@ class _WGPUAllocator(Allocator):
 class _WGPUProgram:
     def __init__(self, d:WebGPUDevice, name:str, lib:bytes):
         self.d, self.name, self.lib, self.max_local = d, name, lib, d.dev.limits["max-compute-invocations-per-workgroup"]  # items a group may have
+        self.max_dims = tuple(d.dev.limits[f"max-compute-workgroup-size-{c}"] for c in "xyz")  # and its size in each dimension
     @functools.cached_property
     def pipeline(self):  # made at the first launch: BEAM first checks the workgroup against `max_local`, which a too-big one fails here
         module = self.d.dev.create_shader_module(code=self.lib.decode())
