@@ -48,13 +48,11 @@ def workgroup(lin:list[UOp], group:str=CL_IDS[0], local:tuple=CL_IDS[1]) -> tupl
     local = (size(l[:1]), size(l[1:]), size(grp))
     return ex, (size(g) * local[0], local[1], local[2]), local
 def workgroup_opts(ast:UOp) -> list:
-    "04's rules, then for a reduce over two or more output axes (a matmul) a 2-D workgroup of up to 8 by 8 items, its operands in tiles of 16."
+    "04's rules, then for a reduce over two or more output axes (a matmul) a 2-D workgroup of up to 8 by 8 items (GPUs without lanes)."
     k = Kernel(ast, hand_coded_opts(Kernel(ast)))
     if k.red is None or len(g := k.axes("g")) < 2: return k.opts
     for a in reversed(g[:2]):  # the later axis first: a split moves the axes after it
         if amt := next((n for n in (8, 4, 2) if k.full_shape[a] % n == 0 and k.full_shape[a] > n), None): k.apply_opt(Opt("LOCAL", a, amt))
-    r = k.axes("r")[-1]
-    if "l" in k.types and (amt := next((n for n in (16, 8, 4) if k.full_shape[r] % n == 0), None)): k.apply_opt(Opt("TILE", r, amt))
     return k.opts
 def _strides(rs:list[UOp]) -> list[int]: return [math.prod(s.arg[1] for s in rs[k + 1:]) for k in range(len(rs))]  # row-major over `rs`
 def tiles(lin:list[UOp], wg:tuple, max_bytes:int) -> dict[UOp, tuple[str, list[UOp], list[UOp]]]:
