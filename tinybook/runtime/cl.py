@@ -56,7 +56,7 @@ def workgroup_opts(ast:UOp) -> list:
     return k.opts
 def _strides(rs:list[UOp]) -> list[int]: return [math.prod(s.arg[1] for s in rs[k + 1:]) for k in range(len(rs))]  # row-major over `rs`
 def tiles(lin:list[UOp], wg:tuple, max_bytes:int) -> dict[UOp, tuple[str, list[UOp], list[UOp]]]:
-    "The loads in a `TILE` loop that items of a workgroup share: each one's local array, the ranges it walks (the tile's first), and copies along."
+    "The loads in a `TILE` loop that items of a workgroup share: each one's local array, the ranges it walks (the tile's first), their copy order."
     t, out, used = next((u for u in lin if u.op is Ops.RANGE and u.arg[0].startswith("rtile")), None), {}, 0
     items = [r for r in wg[0] if r.arg[0].startswith(("lidx", "rgrp"))]  # ranges that differ between the items of a group
     for u in lin:
@@ -76,10 +76,10 @@ class WorkgroupRenderer:
         self.wg = workgroup(lin, *self.ids)
         self.tiles = tiles(lin, self.wg, self.max_tiles) if self.wg else {}
         return super().render(name, lin)
-    def item(self) -> str:
-        "This item's number in its group."
+    def item(self, z:str|None=None) -> str:
+        "This item's number in its group (with `z`: the number of the item at `z` in the group's third dimension instead of this one's)."
         (_, l1, ng), (i0, i1, i2) = self.wg[2], self.ids[1]
-        return f"(({i0}*{l1}+{i1})*{ng}+{i2})"
+        return f"(({i0}*{l1}+{i1})*{ng}+{z or i2})"
     def read(self, u:UOp, ex) -> str:
         if u not in self.tiles: return super().read(u, ex)
         name, rs, _ = self.tiles[u]
@@ -88,7 +88,7 @@ class WorkgroupRenderer:
         "The items of a group copy load `u`'s tile to array `name`, an element `e` each in turn (`order`: ranges, the slowest first)."
         at = " ".join(self.decl(dtypes.int32, r.arg[0], f"((e / {s}) % {r.arg[1]})") for r, s in zip(order, _strides(order)))  # e's ranges
         loop = self.copy_loop.format(i=self.item(), n=math.prod(r.arg[1] for r in rs), step=math.prod(self.wg[2]))
-        return f"{loop} {{ {at} {self.read(u, None)} = {super().read(u, lambda x: c_index(x, self.const))}; }}"
+        return f"{loop} {{ {at} {self.read(u, None)} = {super().read(u, lambda x: c_index(x, self.const))}; }}"  # read(u): its place in `name`
     def around_range(self, r:UOp) -> tuple[list[str], list[str]]:  # before a tile loop the group copies its tiles, then waits; waits after
         if not (ts := [(u, *t) for u, t in self.tiles.items() if r is t[1][0]]): return [], []
         return [self.copy(*t) for t in ts] + [self.barrier], [self.barrier]
@@ -103,11 +103,9 @@ class WorkgroupRenderer:
     def begin(self, lin:list[UOp]) -> list[str]: return [f"{self.shared} {c_types[d]} {a}[{n}];" for a, d, n in self.local_arrays(lin)]
     def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]:
         if not self.wg or r is not next((u for u in self.wg[0] if u.arg[0].startswith("rgrp")), None): return []
-        (_, l1, ng), (i0, i1, i2) = self.wg[2], self.ids[1]
-        at = lambda i: f"[({i0}*{l1}+{i1})*{ng}+{i}]"  # in this item's group
-        out = [f"l{a}{at(i2)} = {a};" for a, _ in accs] + [self.barrier]  # then each item adds its group's up
-        add = lambda a, red: self.alu(red.arg, red.dtype, [a, f"l{a}{at('i')}"], red.dtype)
-        return out + [f"{a} = l{a}{at(0)}; {self.sum_loop.format(n=ng)} {{ {a} = {add(a, red)}; }}" for a, red in accs]
+        out = [f"l{a}[{self.item()}] = {a};" for a, _ in accs] + [self.barrier]  # then each item adds its group's up
+        add = lambda a, red: self.alu(red.arg, red.dtype, [a, f"l{a}[{self.item('i')}]"], red.dtype)
+        return out + [f"{a} = l{a}[{self.item('0')}]; {self.sum_loop.format(n=self.wg[2][2])} {{ {a} = {add(a, red)}; }}" for a, red in accs]
 class OpenCLRenderer(WorkgroupRenderer, CRenderer):
     device = "CL"
     def __init__(self, fp16:bool=False, images:dict|None=None):
