@@ -9,7 +9,8 @@ from .tensor import (Tensor, UOp, Ops, GroupOp, DType, dtypes, to_dtype, cast_np
                              least_upper_float, sum_acc_dtype, exec_rules, patch_to, argfix, getenv, _axis, _py_dtype, _idx_int, _rg, arange_args)
 
 # %% auto #0
-__all__ = ['primitives', 'symbolic_simple', 'UPat', 'PatternMatcher', 'graph_rewrite', 'broadcast_shape']
+__all__ = ['primitives', 'symbolic_simple', 'ERF_COEF', 'SCAN_BLOCK', 'UPat', 'PatternMatcher', 'graph_rewrite',
+           'broadcast_shape']
 
 # %% ../nbs/01_ops.ipynb #608d0432
 def _c_idiv(a, b):
@@ -295,6 +296,19 @@ def sequential(self, fs:list) -> Tensor: return functools.reduce(lambda x, f: f(
 def _pad_value(self, arg, value) -> Tensor:
     "Pad with `value` instead of 0 (what `pad(..., value=)` from 00_tensor calls): a padded mask selects it."
     return Tensor.ones(self.shape, dtype=dtypes.bool, device=self.device).pad(arg).where(self.pad(arg), value)
+@patch_to(Tensor)
+def _pad_mode(self, arg, mode:str) -> Tensor:
+    "Pad by `mode` (what `pad(..., mode=)` calls), an axis at a time: 'reflect' mirrors without the edge, 'replicate' repeats it, 'circular' wraps."
+    x = self
+    for d, (b, e) in enumerate(arg):
+        n, cut = x.shape[d], lambda lo, hi: x.shrink(tuple((lo, hi) if k == d else None for k in range(x.ndim)))
+        if b < 0 or e < 0 or max(b, e) > n - (mode == "reflect") or (mode == "replicate" and n == 0):
+            raise ValueError(f"pad: mode {mode!r} needs padding in [0, {n - (mode == 'reflect')}] on dimension {d} of size {n}, got {(b, e)}")
+        ends = {"reflect": lambda: (cut(1, b + 1).flip(d), cut(n - e - 1, n - 1).flip(d)), "circular": lambda: (cut(n - b, n), cut(0, e)),
+                "replicate": lambda: (cut(0, 1).expand(*x.shape[:d], b, *x.shape[d + 1:]), cut(n - 1, n).expand(*x.shape[:d], e, *x.shape[d + 1:]))}
+        lo, hi = ends[mode]()
+        x = lo.cat(x, hi, dim=d) if b or e else x
+    return x
 
 # %% ../nbs/01_ops.ipynb #7b5e0ffb
 def _flt(f): return lambda self, *a, **k: f(self._float(), *a, **k)
@@ -363,10 +377,31 @@ def leaky_relu(self, neg_slope=0.01) -> Tensor: return (self < 0).where(self * n
 def elu(self, alpha=1.0) -> Tensor: return (self > 0).where(self._float(), alpha * (self.exp() - 1))
 @patch_to(Tensor)
 def silu(self) -> Tensor: return self._float() * self.sigmoid()
+ERF_COEF = {  # (erf(x)/x in x² below 1, erfc(x)·exp(x²) in 1/x from 1 to X, X: erf rounds to 1 beyond), fitted by tools/fit_decomp.py
+    dtypes.float32: ([1.128379126, -0.376123438, 0.112803167, -0.026715054, 0.004921762, -0.000564806],
+                     [0.000381532, 0.557292635, 0.053599494, -0.513899122, 0.589897173, -0.368562559, 0.12847945, -0.01960503], 4),
+    dtypes.float64: ([1.1283791670955126, -0.37612638903183543, 0.11283791670945006, -0.02686617064323777, 0.005223977607116423,
+                      -0.00085483259753897, 0.000120552949048397, -1.492473690742e-05, 1.644742470332e-06, -1.6208483802e-07, 1.3720064547e-08,
+                      -7.79589883e-10],
+                     [1.6644229448e-07, 0.5641817510375535, 0.000168330022585994, -0.2842731497895865, 0.018764235109401596, 0.3119027771835366,
+                      0.44196429812143095, -2.031835226334398, -0.5363163756714378, 17.09108625424106, -54.404576380334134, 104.42000427945614,
+                      -142.9250607141596, 146.6742509865856, -114.25153137452828, 66.96073561826498, -28.70878026515825, 8.517595917653484,
+                      -1.5649523127492275, 0.13425476076263693], 6)}
+def _horner(x:Tensor, cs:list) -> Tensor: return functools.reduce(lambda acc, c: acc * x + c, cs[-2::-1], cs[-1])  # cs: low degree first
+@patch_to(Tensor)
+def erf(self) -> Tensor:
+    "The error function, odd: x·P(x²) for |x| < 1, 1 - exp(-x²)·Q(1/|x|) up to X, 1 beyond (`ERF_COEF`); float64 has its own, longer P and Q."
+    x = self._float(); a = x.abs()
+    small, tail, X = ERF_COEF[dtypes.float64 if x.dtype is dtypes.float64 else dtypes.float32]
+    xs, at = (a < 1).where(x, 0), ((a >= 1) & (a < X)).where(a, 1)  # each formula sees only its own range: no inf or NaN in the other's gradient
+    r = (a < 1).where(xs * _horner(xs.square(), small), (a < X).where(1 - (-at.square()).exp() * _horner(at.reciprocal(), tail), 1) * x.sign())
+    return x.isnan().where(x, r)
 @patch_to(Tensor)
 def gelu(self, approximate="tanh") -> Tensor:
-    if approximate != "tanh": raise NotImplementedError(f"gelu(approximate={approximate!r}): the exact gelu needs erf, which 9/15 adds; use 'tanh'")
+    "x·Φ(x): exactly with `approximate='none'` (torch's default), through `erf`; with 'tanh' (tinygrad's default, and here) its tanh approximation."
+    if approximate not in ("none", "tanh"): raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     x = self._float()
+    if approximate == "none": return 0.5 * x * (1 + (x * math.sqrt(0.5)).erf())
     return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
 @patch_to(Tensor)
 def softplus(self, beta=1.0) -> Tensor: return (1 / beta) * ((self._float() * beta).relu() + (1 + (-(self._float() * beta).abs()).exp()).log())
@@ -519,13 +554,23 @@ def logcumsumexp(self, axis=0) -> Tensor:
     return self._float()._scan(axis, -math.inf, Tensor.logsumexp)
 @patch_to(Tensor)
 def softmin(self, axis=-1, dtype=None) -> Tensor: return (-(self.cast(dtype) if dtype else self._float())).softmax(axis)
+SCAN_BLOCK = 16  # a scan works in blocks of this many elements: n·16 work, two more kernels for each factor of 16 in n
 @patch_to(Tensor)
 def _scan(self, axis, identity, reduce) -> Tensor:
-    "`reduce` over `out[i] = x[j <= i]` (the other places `identity`) along `axis`: a running sum or product in one reduce."
+    "`reduce` over `out[i] = x[j <= i]` along `axis` (`identity`: what an empty reduce gives), as `_scan_last` does it."
     if self.ndim == 0: return self.reshape(1)._scan(axis, identity, reduce).reshape(())  # axis 0 or -1, as torch
-    x = self.transpose(a := _axis(axis, self.ndim), -1); n = x.shape[-1]
-    tri = Tensor.arange(n, device=self.device).unsqueeze(1) >= Tensor.arange(n, device=self.device)
-    return reduce(tri.where(x.unsqueeze(-2), identity), -1).transpose(a, -1)
+    return self.transpose(a := _axis(axis, self.ndim), -1)._scan_last(identity, reduce).transpose(a, -1)
+@patch_to(Tensor)
+def _scan_last(self, identity, reduce) -> Tensor:
+    "The scan along the last axis: a reduce against a triangular mask within blocks, then each block's combined with the scanned blocks before it."
+    n, lead = self.shape[-1], self.shape[:-1]
+    if n <= SCAN_BLOCK:
+        tri = Tensor.arange(n, device=self.device).unsqueeze(1) >= Tensor.arange(n, device=self.device)
+        return reduce(tri.where(self.unsqueeze(-2), identity), -1)
+    m, keep = -(-n // SCAN_BLOCK), ((0, 0),) * len(lead)
+    inner = self.pad(keep + ((0, m * SCAN_BLOCK - n),), value=identity).reshape(*lead, m, SCAN_BLOCK)._scan_last(identity, reduce)
+    before = inner[..., -1]._scan_last(identity, reduce).pad(keep + ((1, -1),), value=identity)  # of the blocks before each: a shifted scan
+    return reduce(Tensor.stack(inner, before.unsqueeze(-1).expand(inner.shape)), 0).reshape(*lead, m * SCAN_BLOCK)[..., :n]
 @patch_to(Tensor)
 def tril(self, diagonal=0) -> Tensor:
     "Zero everything above the `diagonal`-th diagonal of the last two axes."
@@ -693,6 +738,10 @@ def layernorm(self, axis=-1, eps=1e-5) -> Tensor:
     "Normalize to mean 0 and variance 1 over `axis` (no affine part)."
     y = self - self.mean(axis, keepdim=True)
     return y * (y * y).mean(axis, keepdim=True).add(eps).rsqrt()
+@patch_to(Tensor)
+def rms_norm(self, axis=-1, eps=1e-6) -> Tensor:
+    "Scale to a root mean square of 1 over `axis`: x / sqrt(mean(x²) + eps) (no weight: 02a's RMSNorm multiplies it)."
+    return self * self._float().square().mean(axis, keepdim=True).add(eps).rsqrt()
 @patch_to(Tensor)
 def batchnorm(self, weight, bias, mean, invstd, axis=1) -> Tensor:
     "`(x - mean) * invstd * weight + bias` with the statistics laid along `axis` (weight and bias may be None)."

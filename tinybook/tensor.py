@@ -488,9 +488,11 @@ def _pad_arg(padding, ndim:int) -> tuple:
     return tuple((0, 0) if p is None else tuple(p) for p in padding)
 @patch_to(Tensor)
 def pad(self, padding, mode:str="constant", value=0.0) -> Tensor:
-    "Pad each axis with `value`; `padding` is per axis (before, after) or torch's flat form. Negative amounts crop."
-    if mode != "constant": raise NotImplementedError(f"pad: mode {mode!r} is not supported, only 'constant'")
+    "Pad each axis with `value` (or as `mode` says); `padding` is per axis (before, after) or torch's flat form. Negative amounts crop."
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"pad: mode {mode!r} is not one of 'constant', 'reflect', 'replicate', 'circular'")
     arg = _pad_arg(padding, self.ndim)
+    if mode != "constant": return self._pad_mode(arg, mode)  # copies of the tensor's own values: 01_ops adds them
     x = self.shrink(tuple((-min(b, 0), s + min(e, 0)) for s, (b, e) in zip(self.shape, arg)))
     arg = tuple((max(b, 0), max(e, 0)) for b, e in arg)
     if not any(b or e for b, e in arg): return x

@@ -1,4 +1,5 @@
-"How tinybook.codegen's DECOMP_COEF table (04_codegen, decompositions) was derived: mpmath Chebyshev fits (near-minimax) at 60 digits; run it to print the table and the errors."
+"""How tinybook.codegen's DECOMP_COEF table (04_codegen, decompositions) and tinybook.ops' ERF_COEF (01_ops, erf) were derived: mpmath Chebyshev
+fits (near-minimax) at 60 digits; run it to print the tables and the errors."""
 import mpmath as mp, numpy as np
 mp.mp.dps = 60
 
@@ -36,3 +37,12 @@ for name, np_t, mant, (ne, nl, ns, nc), bits in [("float32", np.float32, 23, (6,
     print(f"# {name} max relative error: " + ", ".join(f"{k} {e:.1e}" for k, (_, e) in fits.items()))
     lists = [f"{k}=[{', '.join(cs)}]" for k, (cs, _) in fits.items()] + [f"pio2=[{', '.join(pio2_pieces(bits, np_t, mant))}]"]
     print(f"dtypes.{name}: dict(" + ", ".join(lists) + "),")
+
+# erf: erf(x)/x as a polynomial in t = x^2 for |x| < 1; erfc(x)*exp(x^2) as one in z = 1/x for 1 <= x < X, where erf rounds to 1 from X on
+for name, np_t, mant, X, (ns, nt) in [("float32", np.float32, 23, 4, (6, 8)), ("float64", np.float64, 52, 6, (12, 20))]:
+    small = fit(lambda t: mp.erf(mp.sqrt(t)) / mp.sqrt(t) if t else 2 / mp.sqrt(mp.pi), 0, 1, ns, np_t, mant, lambda t, q: mp.sqrt(t) * q,
+                lambda t: mp.erf(mp.sqrt(t)), 1)
+    tail = fit(lambda z: mp.erfc(1 / z) * mp.exp(1 / z**2), mp.mpf(1) / X, 1, nt, np_t, mant, lambda z, q: 1 - mp.exp(-1 / z**2) * q,
+               lambda z: mp.erf(1 / z), 0)
+    print(f"# {name} erf max relative error: below 1 {small[1]:.1e}, above {tail[1]:.1e}")
+    print(f"dtypes.{name}: ([{', '.join(small[0])}],\n  [{', '.join(tail[0])}], {X}),")

@@ -95,7 +95,7 @@ class RMSNorm:
     "x / sqrt(mean(x²) + eps) over the last axis, times a weight."
     def __init__(self, dim:int, eps=1e-6, elementwise_affine=True): self.eps, self.weight = eps, _filled(1.0, dim) if elementwise_affine else None
     def __call__(self, x:Tensor) -> Tensor:
-        x = x * (x.square().mean(-1, keepdim=True) + self.eps).rsqrt()
+        x = x.rms_norm(-1, self.eps)
         return x if self.weight is None else x * self.weight
 class GroupNorm:
     "Normalize each of `num_groups` channel groups over its channels and spatial axes."
