@@ -293,6 +293,10 @@ def masked_fill(self, mask:Tensor, value) -> Tensor: return mask.where(value, se
 @patch_to(Tensor)
 def sequential(self, fs:list) -> Tensor: return functools.reduce(lambda x, f: f(x), fs, self)  # fs[-1](...fs[0](self))
 @patch_to(Tensor)
+def contiguous(self) -> Tensor:
+    "This value, computed into a buffer of its own: the identity to the interpreter, a kernel boundary to 03's scheduler."
+    return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+@patch_to(Tensor)
 def _pad_value(self, arg, value) -> Tensor:
     "Pad with `value` instead of 0 (what `pad(..., value=)` from 00_tensor calls): a padded mask selects it."
     return Tensor.ones(self.shape, dtype=dtypes.bool, device=self.device).pad(arg).where(self.pad(arg), value)
@@ -967,3 +971,45 @@ def __setitem__(self, idx, v) -> None:
         mask = Tensor.ones(per, dtype=dtypes.bool, device=self.device)._unindex(flips, ranges, steps, self.shape)
         new = mask.where(v._expand_to(target).reshape(per)._unindex(flips, ranges, steps, self.shape), self)
     self.uop = new.uop
+
+# %% ../nbs/01_ops.ipynb #36b0086a
+def _sorts_before(va:Tensor, ia:Tensor, vb:Tensor, ib:Tensor, n:int, descending:bool) -> Tensor:
+    "Does the (value, index) pair a go before b: real elements before the padding, then by value (NaN the largest), then by index."
+    lt = (lambda x, y: (x < y) | (y.isnan() & x.isnan().logical_not())) if dtypes.is_float(va.dtype) else (lambda x, y: x < y)
+    eq = (lambda x, y: x.eq(y) | (x.isnan() & y.isnan())) if dtypes.is_float(va.dtype) else (lambda x, y: x.eq(y))
+    ra, rb = ia < n, ib < n
+    return (ra & rb.logical_not()) | (ra.eq(rb) & ((lt(vb, va) if descending else lt(va, vb)) | (eq(va, vb) & (ia < ib))))
+@patch_to(Tensor)
+def sort(self, dim=-1, descending=False) -> tuple[Tensor, Tensor]:
+    "The values along `dim` in order, and the index each came from (stable): a bitonic sorting network, a kernel a step."
+    if self.ndim == 0: return self, Tensor.zeros((), dtype=dtypes.int32, device=self.device)
+    x = self.transpose(d := _axis(dim, self.ndim), -1); lead, n = x.shape[:-1], x.shape[-1]
+    N = 1 << max(n - 1, 0).bit_length()
+    v, i = x.pad(((0, 0),) * len(lead) + ((0, N - n),)), Tensor.arange(N, device=self.device).expand(*lead, N)
+    for k in (2 ** e for e in range(1, N.bit_length())):  # runs of k become sorted, from pairs of sorted runs of k/2
+        up = Tensor.arange(2 if k < N else 1, device=self.device).eq(0).reshape(-1, 1, 1, 1)  # runs of k alternate: ascending, descending
+        for j in (k >> e for e in range(1, k.bit_length())):  # partners j apart: (run, direction, block, 0, r) and (..., 1, r)
+            v2, i2 = v.reshape(sh := (*lead, max(N // (2 * k), 1), min(2, N // k), k // (2 * j), 2, j)), i.reshape(sh)
+            first = _sorts_before(v2[..., :1, :], i2[..., :1, :], v2[..., 1:, :], i2[..., 1:, :], n, descending)  # the pair is in order
+            v, i = [first.ne(up).where(t.flip(-2), t).reshape(*lead, N).contiguous() for t in (v2, i2)]  # out of order: take the partner's
+    return v[..., :n].transpose(d, -1), i[..., :n].transpose(d, -1)
+@patch_to(Tensor)
+def argsort(self, dim=-1, descending=False) -> Tensor: return self.sort(dim, descending)[1]
+@patch_to(Tensor)
+def topk(self, k:int, dim=-1, largest=True, sorted_=True) -> tuple[Tensor, Tensor]:
+    "The `k` largest (or smallest) values along `dim` and their indices, in order (`sorted_` is accepted; they always are)."
+    if not 0 <= k <= (n := self.shape[d := _axis(dim, self.ndim)] if self.ndim else 1): raise RuntimeError(f"topk: k={k} is out of range [0, {n}]")
+    return tuple(t._shrink_axis(d, 0, k) if self.ndim else t for t in self.sort(dim, descending=largest))
+@patch_to(Tensor)
+def multinomial(self, num_samples=1, replacement=False) -> Tensor:
+    "`num_samples` category indices drawn from each row of non-negative weights (1-D or 2-D): see above."
+    if self.ndim not in (1, 2) or num_samples < 1:
+        raise ValueError(f"multinomial: needs 1-D or 2-D weights and num_samples >= 1, got {self.shape}, {num_samples}")
+    if not replacement and num_samples > self.shape[-1]:
+        raise ValueError(f"multinomial: {num_samples} samples without replacement from {self.shape[-1]} categories")
+    w = self._float().reshape(-1, self.shape[-1])
+    if replacement:
+        cdf = w.cumsum(1); u = Tensor.rand(w.shape[0], num_samples, 1, device=self.device) * cdf[:, -1:].unsqueeze(1)
+        out = (cdf.unsqueeze(1) <= u).sum(2).minimum(w.shape[1] - 1).cast(dtypes.int32)  # (rows, samples): how many sums lie below the draw
+    else: out = (w.log() - (-Tensor.rand(*w.shape, device=self.device).log()).log()).topk(num_samples, 1)[1]
+    return out if self.ndim == 2 else out.reshape(num_samples)

@@ -68,10 +68,6 @@ class _KernelBuilder:
 
 # %% ../nbs/03_schedule.ipynb #e972ab8c
 @patch_to(Tensor)
-def contiguous(self) -> Tensor:
-    "This value, computed into a buffer of its own (a kernel boundary)."
-    return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
-@patch_to(Tensor)
 def clone(self, device:str|None=None) -> Tensor:
     "A copy in its own buffer (on `device`, if given), with a clone of the gradient, as tinygrad's: a later `assign` to this tensor leaves it be."
     ret = (self if device is None else self.to(device)).contiguous()

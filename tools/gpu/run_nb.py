@@ -13,7 +13,7 @@ for i, c in enumerate(json.load(open(os.path.basename(nb)))["cells"]):
     if first.startswith("#|") and (first[2:].strip() in skip or first[2:].replace(" ", "").startswith("eval:false")): continue
     src = "\n".join(l for l in src.split("\n") if not l.lstrip().startswith(("%", "!")))
     t0 = time.perf_counter()
-    try: exec(compile(src, f"{nb}[cell {i}]", "exec", __future__.annotations.compiler_flag), ns)  # as IPython keeps it; status = "ok"
+    try: exec(compile(src, f"{nb}[cell {i}]", "exec", __future__.annotations.compiler_flag), ns); status = "ok"  # future flags as IPython keeps them
     except BaseException: bad += 1; status = "FAILED\n" + traceback.format_exc(); print(src[:600])
     print(f"=== {nb} cell {i} ({first[:40]}) {time.perf_counter() - t0:.1f}s {status}", flush=True)
 print(f"=== {nb}: {bad} failed cells")
