@@ -7,7 +7,7 @@ from tinybook import Tensor, dtypes
 NAMES = """clone view roll unfold repeat_interleave meshgrid masked_fill masked_select nonzero isclose isfinite fmod log10 sinh cosh
 asinh acosh atanh logaddexp logsigmoid logcumsumexp cumprod cummax cummin std_mean normalize softmin softsign selu swish quick_gelu
 hardsigmoid hardtanh nll_loss max_unpool2d kaiming_uniform kaiming_normal glorot_uniform scaled_uniform gelu max_pool2d isinf
-lshift rshift bitwise_not""".split()
+lshift rshift bitwise_not erf pad sort argsort topk multinomial scatter scatter_reduce interpolate""".split()
 
 def params(f) -> list:
     "Each parameter's name, default and kind (a `**kwargs` by kind only: its name is nobody's business)."

@@ -9,8 +9,8 @@ from .tensor import (Tensor, UOp, Ops, GroupOp, DType, dtypes, to_dtype, cast_np
                              least_upper_float, sum_acc_dtype, exec_rules, patch_to, argfix, getenv, _axis, _py_dtype, _idx_int, _rg, arange_args)
 
 # %% auto #0
-__all__ = ['primitives', 'symbolic_simple', 'ERF_COEF', 'SCAN_BLOCK', 'UPat', 'PatternMatcher', 'graph_rewrite',
-           'broadcast_shape']
+__all__ = ['primitives', 'symbolic_simple', 'ERF_COEF', 'SCAN_BLOCK', 'SCATTER_REDUCE', 'UPat', 'PatternMatcher', 'graph_rewrite',
+           'broadcast_shape', 'resize_matrix']
 
 # %% ../nbs/01_ops.ipynb #608d0432
 def _c_idiv(a, b):
@@ -1013,3 +1013,76 @@ def multinomial(self, num_samples=1, replacement=False) -> Tensor:
         out = (cdf.unsqueeze(1) <= u).sum(2).minimum(w.shape[1] - 1).cast(dtypes.int32)  # (rows, samples): how many sums lie below the draw
     else: out = (w.log() - (-Tensor.rand(*w.shape, device=self.device).log()).log()).topk(num_samples, 1)[1]
     return out if self.ndim == 2 else out.reshape(num_samples)
+
+# %% ../nbs/01_ops.ipynb #ce6a9ec1
+SCATTER_REDUCE = {"sum": (Tensor.sum, Tensor.add, 0), "prod": (Tensor.prod, Tensor.mul, 1), "amax": (Tensor.max, Tensor.maximum, "min"),
+                  "amin": (Tensor.min, Tensor.minimum, "max")}  # reduce -> (over the sources, with self, the identity: a number or dtype bound)
+@patch_to(Tensor)
+def _scatter(self, dim:int, index:Tensor, src, reduce:str, include_self=True) -> Tensor:
+    "`src` reduced into `self` along `dim` at `index` by `reduce` (a `SCATTER_REDUCE` key, 'mean', or 'replace': the last source wins)."
+    if not isinstance(src, Tensor): src = Tensor.full(index.shape, src, dtype=self.dtype, device=self.device)
+    d = _axis(dim, self.ndim)
+    if dtypes.is_float(index.dtype) or not index.ndim == src.ndim == self.ndim or \
+       any(i > s or (k != d and i > x) for k, (i, s, x) in enumerate(zip(index.shape, src.shape, self.shape))):
+        raise RuntimeError(f"scatter: index {index.shape} ({index.dtype}) does not fit self {self.shape} and src {src.shape} along dim {dim}")
+    x, idx = self.transpose(d, -1), index.transpose(d, -1)  # (..., S) and (..., K): `dim` last
+    val = src.shrink(tuple((0, i) for i in index.shape)).transpose(d, -1).cast(self.dtype)
+    fill = lambda t: t.pad(tuple((0, a - b) for a, b in zip(x.shape[:-1], t.shape[:-2])) + ((0, 0), (0, 0)))  # index's block of self
+    hit = fill(idx.unsqueeze(-1).eq(Tensor.arange(x.shape[-1], device=self.device)))  # (..., K, S): source k lands on s
+    val, n = fill(val.unsqueeze(-1)), hit.sum(-2)
+    if reduce == "replace":  # the last source to land wins, as numpy's assignment
+        k = Tensor.arange(idx.shape[-1], device=self.device).unsqueeze(-1)
+        out = (hit & k.eq(hit.where(k, -1).max(-2, keepdim=True))).where(val, 0).sum(-2)
+    elif reduce == "mean":  # integers round down, as torch's
+        tot, cnt = hit.where(val, 0).sum(-2) + (x if include_self else 0), n + include_self
+        out = tot / cnt if dtypes.is_float(self.dtype) else tot.div(cnt, rounding_mode="floor")
+    else:
+        over, with_self, e = SCATTER_REDUCE[reduce]
+        out = over(hit.where(val, getattr(dtypes, e)(self.dtype) if isinstance(e, str) else e), -2)
+        if include_self: out = with_self(out, x)
+    return (n > 0).where(out.cast(self.dtype), x).transpose(d, -1)
+@patch_to(Tensor)
+def scatter(self, dim:int, index:Tensor, src, reduce:str|None=None) -> Tensor:
+    "`src` (a tensor or a number) written into `self` along `dim` at `index`; with `reduce` ('add', 'multiply') combined with what is there."
+    if reduce not in (None, "add", "multiply"): raise RuntimeError(f"scatter: reduce must be None, 'add' or 'multiply', got {reduce!r}")
+    return self._scatter(dim, index, src, {None: "replace", "add": "sum", "multiply": "prod"}[reduce])
+@patch_to(Tensor)
+def scatter_reduce(self, dim:int, index:Tensor, src:Tensor, reduce:str, include_self=True) -> Tensor:
+    "`src` reduced into `self` along `dim` at `index` by `reduce`: 'sum', 'prod', 'mean', 'amax' or 'amin' (with `self`'s values if `include_self`)."
+    if reduce not in (*SCATTER_REDUCE, "mean"): raise RuntimeError(f"scatter_reduce: reduce must be one of {[*SCATTER_REDUCE, 'mean']}: {reduce!r}")
+    return self._scatter(dim, index, src, reduce, include_self)
+@patch_to(Tensor)
+def local_response_norm(self, size:int, alpha=1e-4, beta=0.75, k=1.0) -> Tensor:
+    "Each channel (dim 1) divided by (k + alpha·mean of the squares of the `size` channels around it)^beta, as torch's."
+    sq = self._float().square().transpose(1, -1); c = sq.shape[-1]
+    sq = sq.pad(((0, 0),) * (sq.ndim - 1) + ((size // 2, (size - 1) // 2),))
+    return self / (k + alpha / size * sum(sq._shrink_axis(sq.ndim - 1, o, o + c) for o in range(size)).transpose(1, -1)) ** beta
+
+# %% ../nbs/01_ops.ipynb #e62cceff
+def _cubic(t:np.ndarray, a=-0.75) -> list:
+    "Keys' cubic convolution weights of the four taps at distances 1 + t, t, 1 - t, 2 - t (torch's bicubic, a = -0.75)."
+    near, far = lambda x: ((a + 2) * x - (a + 3)) * x * x + 1, lambda x: ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return [far(1 + t), near(t), near(1 - t), far(2 - t)]
+def resize_matrix(n_in:int, n_out:int, mode:str, align_corners=False) -> np.ndarray:
+    "The (n_out, n_in) matrix that resizes an axis as torch's `interpolate` does: `nearest`, `nearest-exact`, `linear` or `cubic`."
+    dst, m = np.arange(n_out), np.zeros((n_out, n_in))
+    if mode.startswith("nearest"):
+        src = np.floor((dst + 0.5 * (mode == "nearest-exact")) * (n_in / n_out)).astype(int)
+        m[dst, np.minimum(src, n_in - 1)] = 1
+        return m
+    pos = dst * ((n_in - 1) / max(n_out - 1, 1)) if align_corners else (dst + 0.5) * (n_in / n_out) - 0.5
+    if mode == "linear": pos = np.maximum(pos, 0)
+    i0 = np.floor(pos).astype(int); t = pos - i0
+    taps = [(i0, 1 - t), (i0 + 1, t)] if mode == "linear" else [(i0 + o, w) for o, w in zip((-1, 0, 1, 2), _cubic(t))]
+    for i, w in taps: np.add.at(m, (dst, np.clip(i, 0, n_in - 1)), w)  # taps past an edge read the edge
+    return m
+@patch_to(Tensor)
+def interpolate(self, size:tuple, mode="linear", align_corners=False) -> Tensor:
+    "Resize the last `len(size)` axes to `size`: `nearest`, `nearest-exact`, `linear` (bi-, tri-) or `cubic` (bicubic), each axis a matrix product."
+    kind = {"bilinear": "linear", "trilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    if kind not in ("nearest", "nearest-exact", "linear", "cubic"): raise ValueError(f"interpolate: mode {mode!r} is not supported")
+    if len(size) > self.ndim: raise ValueError(f"interpolate: size {size} has more axes than the input {self.shape}")
+    x = self._float()
+    for a, n in zip(range(self.ndim - len(size), self.ndim), size):
+        if n != x.shape[a]: x = (x.transpose(a, -1) @ Tensor(resize_matrix(x.shape[a], n, kind, align_corners).T, x.device, x.dtype)).transpose(a, -1)
+    return x
