@@ -767,6 +767,17 @@ def scaled_dot_product_attention(self, key, value, attn_mask=None, dropout_p=0.0
     if is_causal: attn_mask = Tensor.ones(qk.shape[-2], qk.shape[-1], dtype=dtypes.bool, device=self.device).tril()
     if attn_mask is not None: qk = attn_mask.where(qk, -math.inf) if attn_mask.dtype is dtypes.bool else qk + attn_mask
     return qk.softmax(-1).dropout(dropout_p) @ value
+@patch_to(Tensor)
+def rope_freqs(dim:int, end:int, theta=10000.0, device=None) -> tuple[Tensor, Tensor]:
+    "cos and sin of the rotary angles p·theta^(-2i/dim) for positions p < `end`, pairs i < dim/2: (end, dim/2) each, from float64."
+    ang = np.arange(end)[:, None] * theta ** (-np.arange(0, dim - 1, 2) / dim)
+    return Tensor(np.cos(ang), device, dtypes.float32), Tensor(np.sin(ang), device, dtypes.float32)
+@patch_to(Tensor)
+def rope(self, cos:Tensor, sin:Tensor, interleaved=False) -> Tensor:
+    "Rotate each pair of the last axis by its angle (RoPE): pairs (i, i + dim/2), or with `interleaved` (2i, 2i + 1) as Meta's Llama."
+    a, b = (self.reshape(*self.shape[:-1], -1, 2)[..., 0], self.reshape(*self.shape[:-1], -1, 2)[..., 1]) if interleaved else self.chunk(2, -1)
+    ra, rb = a * cos - b * sin, a * sin + b * cos
+    return ra.stack(rb, dim=-1).flatten(-2) if interleaved else ra.cat(rb, dim=-1)
 
 # %% ../nbs/01_ops.ipynb #03e3b9d5
 def _in_range(idx:Tensor, lo:int, hi:int, what:str, skip=None) -> Tensor:
