@@ -11,9 +11,9 @@ from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_r
 # %% auto #0
 __all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint', 'srange',
            'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
-           'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'Kernel', 'is_lane', 'is_index', 'eval_index',
-           'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base', 'interval', 'indexes', 'gathers', 'lane_opts',
-           'decompose']
+           'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'Kernel', 'is_lane', 'is_index', 'fold_index',
+           'eval_index', 'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base', 'interval', 'indexes', 'gathers',
+           'lane_opts', 'decompose']
 
 # %% ../nbs/04_codegen.ipynb #20209e49
 def sint(v) -> UOp: return v if isinstance(v, UOp) else UOp(Ops.CONST, dtypes.int32, (), int(v))
@@ -35,9 +35,19 @@ def _terms(u:UOp) -> list[UOp]: return _terms(u.src[0]) + _terms(u.src[1]) if u.
 def _mult_of(u:UOp, c:int) -> bool:
     "Is `u` a constant multiple of `c`, or a product by one?"
     return (u.op is Ops.CONST and u.arg % c == 0) or (u.op is Ops.MUL and u.src[1].op is Ops.CONST and u.src[1].arg % c == 0)
+def _digits(lo:UOp, hi:UOp) -> UOp|None:
+    "`x%c + ((x/c)%m)*c` as `x%(c*m)`, `x%c + (x/c)*c` as `x` (x >= 0): the low digits of x and the next ones put back together."
+    if hi.op is not Ops.MUL or hi.src[1].op is not Ops.CONST or lo.op is not Ops.MOD or vbounds(x := lo.src[0])[0] < 0: return None
+    c, y = lo.src[1].arg, hi.src[0]
+    if hi.src[1].arg != c: return None
+    if y.op is Ops.IDIV and y.src[0] is x and y.src[1].arg == c: return x
+    return smod(x, c * y.src[1].arg) if y.op is Ops.MOD and y.src[0].op is Ops.IDIV and y.src[0].src[0] is x and y.src[0].src[1].arg == c else None
 def sadd(a, b) -> UOp:
     a, b = sint(a), sint(b)
     if a.op is Ops.CONST and b.op is Ops.CONST: return sint(a.arg + b.arg)
+    for lo, hi in ((a, b), (b, a)):  # a term of one side the low digits, the other side the next ones
+        if hi.op is Ops.MUL and (t := next(((t, d) for t in _terms(lo) if (d := _digits(t, hi)) is not None), None)):
+            return functools.reduce(sadd, [u for u in _terms(lo) if u is not t[0]], t[1])
     return b if a.op is Ops.CONST and a.arg == 0 else a if b.op is Ops.CONST and b.arg == 0 else UOp(Ops.ADD, dtypes.int32, (a, b))
 def smul(a, b) -> UOp:
     a, b = sint(a), sint(b)
@@ -199,6 +209,16 @@ def is_index(u:UOp) -> bool:
     if "is_index" not in u.__dict__: u.__dict__["is_index"] = u.op in IDX_OPS and all(is_index(s) for s in u.src)
     return u.__dict__["is_index"]
 def _const(v, d:DType) -> UOp: return UOp(Ops.CONST, d, (), v)
+def fold_index(root:UOp) -> UOp:
+    "Int32 arithmetic on index expressions rebuilt as index expressions (a bit `0 < e ? 1 : 0` with e in [0, 1] is e): sources first."
+    memo = {}
+    for u in root.toposort:
+        nu = memo[u] = u.replace(src=tuple(memo[s] for s in u.src)) if u.src else u
+        if nu.dtype is not dtypes.int32 or not all(is_index(s) for s in nu.src if s.op is not Ops.CMPLT): continue
+        if nu.op in (Ops.ADD, Ops.MUL): memo[u] = (sadd if nu.op is Ops.ADD else smul)(*nu.src)
+        elif nu.op is Ops.WHERE and (c := nu.src[0]).op is Ops.CMPLT and c.src[0].op is Ops.CONST and c.src[0].arg == 0 and is_index(c.src[1]) and \
+             vbounds(c.src[1]) == (0, 1) and [s.arg for s in nu.src[1:] if s.op is Ops.CONST] == [1, 0]: memo[u] = c.src[1]
+    return memo[root]
 @patch_to(Kernel)
 def linearize(self, supported:set|None=None) -> list[UOp]:
     "The kernel as a linear program (see above), with the ALU ops outside `supported` (if given) decomposed."
@@ -219,7 +239,7 @@ def linearize(self, supported:set|None=None) -> list[UOp]:
             vals = tuple(build(u.src[0], {**c, **cu}) for cu in combos("u"))
             return UOp(Ops.REDUCE, u.dtype, vals + tuple(loops[a] for a in self.axes("Gwrt") if a in loops), u.arg[0])
         return UOp(u.op, u.dtype, tuple(build(s, c) for s in u.src), u.arg)
-    sink = UOp(Ops.SINK, dtypes.void, tuple(build(s, c) for c in combos("U") for s in self.ast.src))
+    sink = fold_index(UOp(Ops.SINK, dtypes.void, tuple(build(s, c) for c in combos("U") for s in self.ast.src)))
     if supported is not None: sink = decompose(sink, supported)
     nest = [loops[a] for t in "glvGwrt" for a in self.axes(t) if a in loops]  # lanes: innermost of their kind; a tile innermost of all
     ng, deps, post = sum(r.arg[0][0] != "r" for r in nest), {}, {}
