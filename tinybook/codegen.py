@@ -12,8 +12,8 @@ from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_r
 __all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint', 'srange',
            'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
            'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'Kernel', 'is_lane', 'is_index', 'fold_index',
-           'eval_index', 'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base', 'interval', 'indexes', 'gathers',
-           'lane_opts', 'decompose']
+           'collapse_gather', 'eval_index', 'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base', 'interval',
+           'indexes', 'gathers', 'lane_opts', 'decompose']
 
 # %% ../nbs/04_codegen.ipynb #20209e49
 def sint(v) -> UOp: return v if isinstance(v, UOp) else UOp(Ops.CONST, dtypes.int32, (), int(v))
@@ -219,6 +219,34 @@ def fold_index(root:UOp) -> UOp:
         elif nu.op is Ops.WHERE and (c := nu.src[0]).op is Ops.CMPLT and c.src[0].op is Ops.CONST and c.src[0].arg == 0 and is_index(c.src[1]) and \
              vbounds(c.src[1]) == (0, 1) and [s.arg for s in nu.src[1:] if s.op is Ops.CONST] == [1, 0]: memo[u] = c.src[1]
     return memo[root]
+def _eq_range(c:UOp) -> tuple[UOp, UOp]|None:
+    "(v, r) if bool `c` is `v == r` (01 writes it `(v != r) != True`) for a reduce range r that v does not depend on, else None."
+    if c.op is not Ops.CMPNE or c.src[1].op is not Ops.CONST or c.src[1].arg is not True or (e := c.src[0]).op is not Ops.CMPNE: return None
+    v, r = e.src if e.src[1].op is Ops.RANGE else e.src[::-1]
+    return (v, r) if r.op is Ops.RANGE and r.arg[0].startswith("ridx") and r not in v.toposort else None
+def _subst(u:UOp, r:UOp, v:UOp, ok:UOp) -> UOp:
+    "`u` with range `r` replaced by the value `v`; a load whose index now holds v reads only where `ok` (so never out of bounds)."
+    memo = {r: v}
+    for x in u.toposort:
+        if x in memo: continue
+        memo[x] = nx = x.replace(src=tuple(memo[s] for s in x.src)) if x.src else x
+        if nx.op is Ops.LOAD and v in nx.src[1].toposort:
+            memo[x] = UOp(Ops.LOAD, nx.dtype, nx.src[:2] + (UOp(Ops.AND, dtypes.bool, (nx.src[2], ok)) if len(nx.src) > 2 else ok,))
+    return memo[u]
+def collapse_gather(root:UOp) -> UOp:
+    "A sum over range r of `v == r ? x(r) : 0`, v not depending on r, is `0 <= v < n ? x(v) : 0`: one read where a one-hot read n."
+    memo = {}
+    for u in root.toposort:
+        nu = memo[u] = u.replace(src=tuple(memo[s] for s in u.src)) if u.src else u
+        if nu.op is not Ops.REDUCE or nu.arg is not Ops.ADD: continue
+        vals, rs = [s for s in nu.src if s.op is not Ops.RANGE], [s for s in nu.src if s.op is Ops.RANGE]
+        hits = {_eq_range(s.src[0]) if s.op is Ops.WHERE and s.src[2].op is Ops.CONST and s.src[2].arg == 0 else None for s in vals}
+        if len(hits) != 1 or (hit := hits.pop()) is None or hit[1] not in rs or any(map(is_lane, hit[0].toposort)): continue  # lanes: a row each
+        (v, r), lt = hit, lambda a, b: UOp(Ops.CMPLT, dtypes.bool, (sint(a), sint(b)))
+        ok = UOp(Ops.AND, dtypes.bool, (lt(-1, v), lt(v, r.arg[1])))  # out of range reads 0, as the one-hot did
+        new = tuple(UOp(Ops.WHERE, s.dtype, (ok, _subst(s.src[1], r, v, ok), s.src[2])) for s in vals)
+        memo[u] = UOp(Ops.REDUCE, nu.dtype, new + tuple(x for x in rs if x is not r), nu.arg)
+    return memo[root]
 @patch_to(Kernel)
 def linearize(self, supported:set|None=None) -> list[UOp]:
     "The kernel as a linear program (see above), with the ALU ops outside `supported` (if given) decomposed."
@@ -239,9 +267,10 @@ def linearize(self, supported:set|None=None) -> list[UOp]:
             vals = tuple(build(u.src[0], {**c, **cu}) for cu in combos("u"))
             return UOp(Ops.REDUCE, u.dtype, vals + tuple(loops[a] for a in self.axes("Gwrt") if a in loops), u.arg[0])
         return UOp(u.op, u.dtype, tuple(build(s, c) for s in u.src), u.arg)
-    sink = fold_index(UOp(Ops.SINK, dtypes.void, tuple(build(s, c) for c in combos("U") for s in self.ast.src)))
+    sink = collapse_gather(fold_index(UOp(Ops.SINK, dtypes.void, tuple(build(s, c) for c in combos("U") for s in self.ast.src))))
     if supported is not None: sink = decompose(sink, supported)
-    nest = [loops[a] for t in "glvGwrt" for a in self.axes(t) if a in loops]  # lanes: innermost of their kind; a tile innermost of all
+    used = {u for u in sink.toposort if u.op is Ops.RANGE}  # a gather's range is gone
+    nest = [loops[a] for t in "glvGwrt" for a in self.axes(t) if a in loops and loops[a] in used]  # lanes: innermost of their kind; a tile last
     ng, deps, post = sum(r.arg[0][0] != "r" for r in nest), {}, {}
     for u in sink.toposort:
         deps[u] = {u} if u.op is Ops.RANGE else set().union(*(deps[s] for s in u.src)) - (set(u.src) if u.op is Ops.REDUCE else set())

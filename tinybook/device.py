@@ -15,10 +15,10 @@ from .nn.state import replacing
 
 # %% auto #0
 __all__ = ['Device', 'POOL_BYTES', 'POOL_MIN', 'compiled_kernels', 'kernel_runners', 'capturing', 'cache_dir', 'host_lanes',
-           'Allocator', 'Compiler', 'CompiledDevice', 'GlobalCounters', 'kernel_ops', 'count', 'host_empty',
-           'host_array', 'host_value', 'from_host', 'DeviceMemory', 'device_empty', 'CompiledKernel', 'launchable',
-           'kernel_key', 'search_opts', 'beam_on', 'run_kernel_on', 'run_backend', 'PythonRenderer', 'PythonProgram',
-           'PythonDevice', 'check_device', 'main']
+           'Allocator', 'Compiler', 'CompiledDevice', 'GlobalCounters', 'kernel_ops', 'kernel_reads', 'kernel_mem',
+           'count', 'host_empty', 'host_array', 'host_value', 'from_host', 'DeviceMemory', 'device_empty',
+           'CompiledKernel', 'launchable', 'kernel_key', 'search_opts', 'beam_on', 'run_kernel_on', 'run_backend',
+           'PythonRenderer', 'PythonProgram', 'PythonDevice', 'check_device', 'main']
 
 # %% ../nbs/05_backends.ipynb #fc2a1529
 def cache_dir() -> Path: return Path(os.getenv("TINYBOOK_CACHE", Path.home() / ".cache" / "tinybook"))
@@ -107,9 +107,22 @@ def kernel_ops(ast:UOp) -> int:
     red = next((u for u in ast.toposort if u.op is Ops.REDUCE), None)
     inner, rsize = (set(red.src[0].toposort), math.prod(reduce_shapes(red)[0][a] for a in red.arg[1])) if red else (set(), 1)
     return math.prod(ast.src[0].arg.shape) * sum(rsize if u in inner or u is red else 1 for u in ast.toposort if u.op in GroupOp.ALU | {Ops.REDUCE})
+@functools.cache
+def kernel_reads(ast:UOp) -> dict[int, int]:
+    "Elements each input parameter's loads reach at most: every load's trips through the loops around it (a gather: its rows, not the table)."
+    loops, out = [], {}
+    for u in Kernel(ast).linearize():
+        if u.op is Ops.RANGE: loops.append(u)
+        elif u.op is Ops.ENDRANGE: loops.remove(u.src[0])
+        elif u.op is Ops.LOAD: out[u.src[0].arg] = out.get(u.src[0].arg, 0) + math.prod(r.arg[1] for r in loops)
+    return out
+def kernel_mem(ast:UOp, bufs:list) -> int:
+    "Bytes a kernel moves: its outputs whole, each input at most what its loads reach (`kernel_reads`)."
+    reads = kernel_reads(ast)
+    return sum((b.size if i < len(ast.src) else min(b.size, reads.get(i, 0))) * b.dtype.itemsize for i, b in enumerate(bufs))
 def count(dev:str, name:str, ast:UOp, bufs:list, tm:float, src:str="") -> None:
     "Add a kernel run to `GlobalCounters`, and print it by `DEBUG` level."
-    ops, mem = kernel_ops(ast), sum(b.size * b.dtype.itemsize for b in bufs)
+    ops, mem = kernel_ops(ast), kernel_mem(ast, bufs)
     GlobalCounters.kernel_count += 1; GlobalCounters.global_ops += ops; GlobalCounters.global_mem += mem; GlobalCounters.time_sum_s += tm
     if (dbg := getenv("DEBUG")) >= 2:
         print(f"*** {dev:<6} {GlobalCounters.kernel_count:4d} {name:<24} arg {len(bufs):2d} tm {tm * 1e6:9.2f}us "

@@ -10,7 +10,8 @@ from typing import Callable
 from .tensor import Tensor, UOp, Ops, Buffer, to_dtype, patch_to, getenv, cast_np, rng_hooks
 from .schedule import kernel_name
 from .runtime import cpu
-from .device import Device, CompiledKernel, device_empty, capturing, GlobalCounters, kernel_ops, host_array, host_empty, compiled_kernels, kernel_key
+from .device import Device, CompiledKernel, device_empty, capturing, GlobalCounters, kernel_ops, kernel_mem, host_array, host_empty
+from .device import compiled_kernels, kernel_key
 import tinybook.nn  # noqa: F401, Tensor.assign
 from .nn.state import replacing
 
@@ -223,7 +224,7 @@ def _steps(items:list, sid:dict) -> tuple[list, list, list]:
         if not steps or steps[-1]["kind"] != "batch" or steps[-1]["device"] != dev:
             steps.append(dict(kind="batch", device=dev, calls=[], ops=0, mem=0))
         libs.append(kc[0]); steps[-1]["calls"].append(dict(lib=len(libs) - 1, slots=slots, nout=nout, **kc[1]))
-        steps[-1]["ops"] += kernel_ops(si.ast); steps[-1]["mem"] += sum(b.size * b.dtype.itemsize for b in si.bufs)
+        steps[-1]["ops"] += kernel_ops(si.ast); steps[-1]["mem"] += kernel_mem(si.ast, si.bufs)
     return steps, libs, kernels
 def _rw(st:dict) -> list[tuple[list, list]]:
     "The slots each call of step `st` reads and writes, in order."

@@ -48,11 +48,12 @@ def c_alu(op:Ops, d:DType, a:list[str]) -> str:
     if op is Ops.BITCAST: return f"({{__typeof__({a[0]}) t = {a[0]}; {c_types[d]} b; __builtin_memcpy(&b, &t, sizeof(b)); b;}})"
     sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>"}[op]
     return f"({a[0]}{sym}{a[1]})"
-def c_index(u:UOp, const=c_const, vec:set=frozenset()) -> str:
-    "C for an index expression (or a constant, printed by `const`); nodes in `vec` differ between lanes (a bool one is a mask, `&` for `&&`)."
+def c_index(u:UOp, const=c_const, vec:set=frozenset(), names:dict|None=None) -> str:
+    "C for an index expression (constants printed by `const`, values computed before by their `names`: a gather's); nodes in `vec` differ by lane."
+    if names and u in names: return names[u]
     if u.op is Ops.CONST: return const(u.arg, u.dtype)
     if u.op is Ops.RANGE: return u.arg[0]
-    a = [c_index(s, const, vec) for s in u.src]
+    a = [c_index(s, const, vec, names) for s in u.src]
     if u in vec and u.op is Ops.AND: a = [x if s in vec else f"-(int32_t){x}" for x, s in zip(a, u.src)]  # a scalar test is 0 or 1, a mask 0 or -1
     sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<", Ops.AND: "&" if u in vec else "&&"}[u.op]
     return f"({a[0]}{sym}{a[1]})"
@@ -74,7 +75,7 @@ def lane_values(lin:list[UOp]) -> tuple[UOp|None, set]:
     return lane, vec
 def at_lane(u:UOp, lane:UOp, l:int) -> UOp:
     "Index expression `u` at lane `l`, simplified."
-    if u is lane or not u.src: return sint(l) if u is lane else u
+    if u is lane or lane not in u.toposort: return sint(l) if u is lane else u
     a, b = (at_lane(s, lane, l) for s in u.src)
     return {Ops.ADD: sadd, Ops.MUL: smul, Ops.IDIV: lambda a, b: sdiv(a, b.arg), Ops.MOD: lambda a, b: smod(a, b.arg), Ops.CMPLT: slt,
             Ops.AND: sand}[u.op](a, b)
@@ -171,7 +172,7 @@ class CRenderer(Renderer):
         lane, vec = lane_values(lin)
         names, accs, lines, depth, outer = {}, {}, [], 1, outer_loop(lin)
         vacc = {u.src[0] for u in lin if u.op is Ops.DEFINE_ACC and u in vec}  # reduces whose accumulator is a vector
-        ex = lambda u: names.get(u) or c_index(u, self.const, vec)
+        ex = lambda u: names.get(u) or c_index(u, self.const, vec, names)
         vx = lambda u, d: ex(u) if u in vec else vbroadcast(ex(u), d)  # an operand of a vector op
         def let(u:UOp, code:str):
             names[u] = f"v{len(names)}"

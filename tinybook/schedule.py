@@ -62,8 +62,8 @@ class _KernelBuilder:
             src, self.in_reduce = self.build(u.src[0], ()), False
             return UOp(Ops.REDUCE, u.dtype, (src,), (*u.arg, _view(u.shape, mops)))
         if u.op in UNSAFE_PAD and any(op is Ops.PAD for op, _ in mops): raise _Realize(u)
-        if self.in_reduce and u.op in GroupOp.ALU and math.prod(_view(u.shape, mops).shape) >= REUSE * max(1, math.prod(u.shape)) and \
-           any(s.op is Ops.BUFFER or s in self.realized for s in u.toposort): raise _Realize(u)
+        if self.in_reduce and u.op in GroupOp.ALU and u.dtype is not dtypes.bool and math.prod(_view(u.shape, mops).shape) >= \
+           REUSE * max(1, math.prod(u.shape)) and any(s.op is Ops.BUFFER or s in self.realized for s in u.toposort): raise _Realize(u)
         return UOp(u.op, u.dtype, tuple(self.build(s, mops) for s in u.src), u.arg)
 
 # %% ../nbs/03_schedule.ipynb #e972ab8c
