@@ -775,9 +775,9 @@ def rope_freqs(dim:int, end:int, theta=10000.0, device=None) -> tuple[Tensor, Te
 @patch_to(Tensor)
 def rope(self, cos:Tensor, sin:Tensor, interleaved=False) -> Tensor:
     "Rotate each pair of the last axis by its angle (RoPE): pairs (i, i + dim/2), or with `interleaved` (2i, 2i + 1) as Meta's Llama."
-    a, b = (self.reshape(*self.shape[:-1], -1, 2)[..., 0], self.reshape(*self.shape[:-1], -1, 2)[..., 1]) if interleaved else self.chunk(2, -1)
-    ra, rb = a * cos - b * sin, a * sin + b * cos
-    return ra.stack(rb, dim=-1).flatten(-2) if interleaved else ra.cat(rb, dim=-1)
+    p = self.reshape(*self.shape[:-1], -1, 2) if interleaved else self.reshape(*self.shape[:-1], 2, -1).transpose(-1, -2)  # (..., pairs, 2)
+    out = Tensor.stack(p[..., 0] * cos - p[..., 1] * sin, p[..., 0] * sin + p[..., 1] * cos, dim=-1)
+    return (out if interleaved else out.transpose(-1, -2)).flatten(-2)
 
 # %% ../nbs/01_ops.ipynb #03e3b9d5
 def _in_range(idx:Tensor, lo:int, hi:int, what:str, skip=None) -> Tensor:
