@@ -7,7 +7,7 @@ from __future__ import annotations
 import os, math, numpy as np
 from ..tensor import UOp, Ops, DType, dtypes
 from ..renderer import CRenderer, c_types, c_index, lane_values, vtype
-from ..codegen import Kernel, Opt, hand_coded_opts, eval_index
+from ..codegen import Kernel, Opt, hand_coded_opts, eval_index, is_index
 from ..device import Allocator, Compiler, CompiledDevice, Device, host_lanes
 
 # %% auto #0
@@ -60,7 +60,8 @@ def tiles(lin:list[UOp], wg:tuple, max_bytes:int) -> dict[UOp, tuple[str, list[U
     t, out, used = next((u for u in lin if u.op is Ops.RANGE and u.arg[0].startswith("rtile")), None), {}, 0
     items = [r for r in wg[0] if r.arg[0].startswith(("lidx", "rgrp"))]  # ranges that differ between the items of a group
     for u in lin:
-        if t is None or u.op is not Ops.LOAD or u.dtype is dtypes.bool or t not in (rs := {r for s in u.src[1:] for r in s.toposort}): continue
+        if t is None or u.op is not Ops.LOAD or u.dtype is dtypes.bool or not is_index(u.src[1]): continue  # a gather's index is a value
+        if t not in (rs := {r for s in u.src[1:] for r in s.toposort}): continue
         deps = [t] + [r for r in items if r in rs]  # the tile's range slowest: in a step, items of a group read neighbouring elements
         if len(deps) > len(items) or used + (n := u.dtype.itemsize * math.prod(r.arg[1] for r in deps)) > max_bytes: continue  # not shared, too big
         env = {s: 0 for s in u.src[1].toposort if s.op is Ops.RANGE}
