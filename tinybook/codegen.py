@@ -362,6 +362,7 @@ def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
     g = {a: gathers(accs, rs[a]) for a in k.axes("gr") if k.full_shape[a] and k.full_shape[a] % lanes == 0}
     if not (cands := [a for a, (ld, st) in g.items() if ld == 0 and (st == 0 or k.red is not None)]): return []  # a reduce's store is rare
     a = min(cands, key=lambda a: (k.types[a] != "g", k.red is not None and k.full_shape[a] // lanes % 2, g[a][1], -a))  # see above
+    if k.types[a] == "r" and f"ridx{a}" not in {u.arg[0] for u in Kernel(k.ast).linearize() if u.op is Ops.RANGE}: return []  # a gather's: gone
     k = Kernel(k.ast, [Opt("VECTOR" if k.types[a] == "g" else "VREDUCE", a, lanes)])
     if k.red is None: return k.opts
     (rs, accs), out_lanes = indexes(k), k.types[a + 1] == "v"
