@@ -12,8 +12,8 @@ from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_r
 __all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint', 'srange',
            'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
            'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'Kernel', 'is_lane', 'is_index', 'fold_index',
-           'collapse_gather', 'eval_index', 'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base', 'interval',
-           'indexes', 'gathers', 'lane_opts', 'decompose']
+           'collapse_gather', 'plain_linear', 'eval_index', 'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base',
+           'interval', 'indexes', 'gathers', 'lane_opts', 'decompose']
 
 # %% ../nbs/04_codegen.ipynb #20209e49
 def sint(v) -> UOp: return v if isinstance(v, UOp) else UOp(Ops.CONST, dtypes.int32, (), int(v))
@@ -209,16 +209,22 @@ def is_index(u:UOp) -> bool:
     if "is_index" not in u.__dict__: u.__dict__["is_index"] = u.op in IDX_OPS and all(is_index(s) for s in u.src)
     return u.__dict__["is_index"]
 def _const(v, d:DType) -> UOp: return UOp(Ops.CONST, d, (), v)
-def fold_index(root:UOp) -> UOp:
-    "Int32 arithmetic on index expressions rebuilt as index expressions (a bit `0 < e ? 1 : 0` with e in [0, 1] is e): sources first."
+def _rebuild(root:UOp, f) -> UOp:
+    "`root` rebuilt sources first, each node passed to `f` once its sources are rebuilt (`f` gives its replacement, or None to keep it)."
     memo = {}
     for u in root.toposort:
-        nu = memo[u] = u.replace(src=tuple(memo[s] for s in u.src)) if u.src else u
-        if nu.dtype is not dtypes.int32 or not all(is_index(s) for s in nu.src if s.op is not Ops.CMPLT): continue
-        if nu.op in (Ops.ADD, Ops.MUL): memo[u] = (sadd if nu.op is Ops.ADD else smul)(*nu.src)
-        elif nu.op is Ops.WHERE and (c := nu.src[0]).op is Ops.CMPLT and c.src[0].op is Ops.CONST and c.src[0].arg == 0 and is_index(c.src[1]) and \
-             vbounds(c.src[1]) == (0, 1) and [s.arg for s in nu.src[1:] if s.op is Ops.CONST] == [1, 0]: memo[u] = c.src[1]
+        nu = u.replace(src=tuple(memo[s] for s in u.src)) if u.src else u
+        memo[u] = f(nu) or nu
     return memo[root]
+def _fold(u:UOp) -> UOp|None:
+    if u.dtype is not dtypes.int32 or not all(is_index(s) for s in u.src): return None
+    if u.op in (Ops.ADD, Ops.MUL): return (sadd if u.op is Ops.ADD else smul)(*u.src)
+    if u.op is Ops.WHERE and (c := u.src[0]).op is Ops.CMPLT and c.src[0].op is Ops.CONST and c.src[0].arg == 0 and vbounds(c.src[1]) == (0, 1) and \
+       [s.arg for s in u.src[1:] if s.op is Ops.CONST] == [1, 0]: return c.src[1]  # a bit: `0 < e ? 1 : 0` with e in [0, 1] is e
+    return None
+def fold_index(root:UOp) -> UOp:
+    "Int32 arithmetic on index expressions rebuilt as index expressions (so 01's integer arange is its range again): sources first."
+    return _rebuild(root, _fold)
 def _eq_range(c:UOp) -> tuple[UOp, UOp]|None:
     "(v, r) if bool `c` is `v == r` (01 writes it `(v != r) != True`) for a reduce range r that v does not depend on, else None."
     if c.op is not Ops.CMPNE or c.src[1].op is not Ops.CONST or c.src[1].arg is not True or (e := c.src[0]).op is not Ops.CMPNE: return None
@@ -226,27 +232,27 @@ def _eq_range(c:UOp) -> tuple[UOp, UOp]|None:
     return (v, r) if r.op is Ops.RANGE and r.arg[0].startswith("ridx") and r not in v.toposort else None
 def _subst(u:UOp, r:UOp, v:UOp, ok:UOp) -> UOp:
     "`u` with range `r` replaced by the value `v`; a load whose index now holds v reads only where `ok` (so never out of bounds)."
-    memo = {r: v}
-    for x in u.toposort:
-        if x in memo: continue
-        memo[x] = nx = x.replace(src=tuple(memo[s] for s in x.src)) if x.src else x
-        if nx.op is Ops.LOAD and v in nx.src[1].toposort:
-            memo[x] = UOp(Ops.LOAD, nx.dtype, nx.src[:2] + (UOp(Ops.AND, dtypes.bool, (nx.src[2], ok)) if len(nx.src) > 2 else ok,))
-    return memo[u]
+    def f(x:UOp) -> UOp|None:
+        if x is r: return v
+        if x.op is not Ops.LOAD or v not in x.src[1].toposort: return None
+        return UOp(Ops.LOAD, x.dtype, x.src[:2] + (UOp(Ops.AND, dtypes.bool, (x.src[2], ok)) if len(x.src) > 2 else ok,))
+    return _rebuild(u, f)
+def _collapse(u:UOp) -> UOp|None:
+    if u.op is not Ops.REDUCE or u.arg is not Ops.ADD: return None
+    vals, rs = [s for s in u.src if s.op is not Ops.RANGE], [s for s in u.src if s.op is Ops.RANGE]
+    hits = {_eq_range(s.src[0]) if s.op is Ops.WHERE and s.src[2].op is Ops.CONST and s.src[2].arg == 0 else None for s in vals}
+    if len(hits) != 1 or (hit := hits.pop()) is None or hit[1] not in rs or any(map(is_lane, hit[0].toposort)): return None  # lanes: a row each
+    (v, r), lt = hit, lambda a, b: UOp(Ops.CMPLT, dtypes.bool, (sint(a), sint(b)))
+    ok = UOp(Ops.AND, dtypes.bool, (lt(-1, v), lt(v, r.arg[1])))  # out of range reads 0, as the one-hot did
+    new = tuple(UOp(Ops.WHERE, s.dtype, (ok, _subst(s.src[1], r, v, ok), s.src[2])) for s in vals)
+    return UOp(Ops.REDUCE, u.dtype, new + tuple(x for x in rs if x is not r), u.arg)
 def collapse_gather(root:UOp) -> UOp:
     "A sum over range r of `v == r ? x(r) : 0`, v not depending on r, is `0 <= v < n ? x(v) : 0`: one read where a one-hot read n."
-    memo = {}
-    for u in root.toposort:
-        nu = memo[u] = u.replace(src=tuple(memo[s] for s in u.src)) if u.src else u
-        if nu.op is not Ops.REDUCE or nu.arg is not Ops.ADD: continue
-        vals, rs = [s for s in nu.src if s.op is not Ops.RANGE], [s for s in nu.src if s.op is Ops.RANGE]
-        hits = {_eq_range(s.src[0]) if s.op is Ops.WHERE and s.src[2].op is Ops.CONST and s.src[2].arg == 0 else None for s in vals}
-        if len(hits) != 1 or (hit := hits.pop()) is None or hit[1] not in rs or any(map(is_lane, hit[0].toposort)): continue  # lanes: a row each
-        (v, r), lt = hit, lambda a, b: UOp(Ops.CMPLT, dtypes.bool, (sint(a), sint(b)))
-        ok = UOp(Ops.AND, dtypes.bool, (lt(-1, v), lt(v, r.arg[1])))  # out of range reads 0, as the one-hot did
-        new = tuple(UOp(Ops.WHERE, s.dtype, (ok, _subst(s.src[1], r, v, ok), s.src[2])) for s in vals)
-        memo[u] = UOp(Ops.REDUCE, nu.dtype, new + tuple(x for x in rs if x is not r), nu.arg)
-    return memo[root]
+    return _rebuild(root, _collapse)
+@functools.cache
+def plain_linear(ast:UOp) -> list[UOp]:
+    "Kernel `ast` linearized without opts, once (which loops a gather removed: 04's lane rules and 05's byte counts ask)."
+    return Kernel(ast).linearize()
 @patch_to(Kernel)
 def linearize(self, supported:set|None=None) -> list[UOp]:
     "The kernel as a linear program (see above), with the ALU ops outside `supported` (if given) decomposed."
@@ -362,7 +368,7 @@ def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
     g = {a: gathers(accs, rs[a]) for a in k.axes("gr") if k.full_shape[a] and k.full_shape[a] % lanes == 0}
     if not (cands := [a for a, (ld, st) in g.items() if ld == 0 and (st == 0 or k.red is not None)]): return []  # a reduce's store is rare
     a = min(cands, key=lambda a: (k.types[a] != "g", k.red is not None and k.full_shape[a] // lanes % 2, g[a][1], -a))  # see above
-    if k.types[a] == "r" and f"ridx{a}" not in {u.arg[0] for u in Kernel(k.ast).linearize() if u.op is Ops.RANGE}: return []  # a gather's: gone
+    if k.types[a] == "r" and f"ridx{a}" not in {u.arg[0] for u in plain_linear(k.ast) if u.op is Ops.RANGE}: return []  # a gather's: gone
     k = Kernel(k.ast, [Opt("VECTOR" if k.types[a] == "g" else "VREDUCE", a, lanes)])
     if k.red is None: return k.opts
     (rs, accs), out_lanes = indexes(k), k.types[a + 1] == "v"

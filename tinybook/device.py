@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 from .tensor import Tensor, UOp, Ops, GroupOp, dtypes, backends, buffer_makers, device_checks, _dev, getenv, f32_to_bf16, bf16_to_f32
 from .schedule import kernel_name, schedule_uops, run_schedule, run_kernel
-from .codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, run_linear
+from .codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, run_linear, plain_linear
 from .renderer import Renderer, CRenderer
 from .nn.state import replacing
 
@@ -111,7 +111,7 @@ def kernel_ops(ast:UOp) -> int:
 def kernel_reads(ast:UOp) -> dict[int, int]:
     "Elements each input parameter's loads reach at most: every load's trips through the loops around it (a gather: its rows, not the table)."
     loops, out = [], {}
-    for u in Kernel(ast).linearize():
+    for u in plain_linear(ast):
         if u.op is Ops.RANGE: loops.append(u)
         elif u.op is Ops.ENDRANGE: loops.remove(u.src[0])
         elif u.op is Ops.LOAD: out[u.src[0].arg] = out.get(u.src[0].arg, 0) + math.prod(r.arg[1] for r in loops)

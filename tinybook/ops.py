@@ -301,11 +301,13 @@ def _pad_value(self, arg, value) -> Tensor:
     "Pad with `value` instead of 0 (what `pad(..., value=)` from 00_tensor calls): a padded mask selects it."
     return Tensor.ones(self.shape, dtype=dtypes.bool, device=self.device).pad(arg).where(self.pad(arg), value)
 @patch_to(Tensor)
+def _shrink_axis(self, d:int, lo:int, hi:int) -> Tensor: return self.shrink(tuple((lo, hi) if k == d else None for k in range(self.ndim)))
+@patch_to(Tensor)
 def _pad_mode(self, arg, mode:str) -> Tensor:
     "Pad by `mode` (what `pad(..., mode=)` calls), an axis at a time: 'reflect' mirrors without the edge, 'replicate' repeats it, 'circular' wraps."
     x = self
     for d, (b, e) in enumerate(arg):
-        n, cut = x.shape[d], lambda lo, hi: x.shrink(tuple((lo, hi) if k == d else None for k in range(x.ndim)))
+        n, cut = x.shape[d], lambda lo, hi: x._shrink_axis(d, lo, hi)
         if b < 0 or e < 0 or max(b, e) > n - (mode == "reflect") or (mode == "replicate" and n == 0):
             raise ValueError(f"pad: mode {mode!r} needs padding in [0, {n - (mode == 'reflect')}] on dimension {d} of size {n}, got {(b, e)}")
         ends = {"reflect": lambda: (cut(1, b + 1).flip(d), cut(n - e - 1, n - 1).flip(d)), "circular": lambda: (cut(n - b, n), cut(0, e)),
@@ -893,8 +895,6 @@ def roll(self, shifts, dims=None) -> Tensor:
         if (s := s % (n := x.shape[d := _axis(d, x.ndim)])): x = x._shrink_axis(d, n - s, n).cat(x._shrink_axis(d, 0, n - s), dim=d)
     return x
 @patch_to(Tensor)
-def _shrink_axis(self, d:int, lo:int, hi:int) -> Tensor: return self.shrink(tuple((lo, hi) if k == d else None for k in range(self.ndim)))
-@patch_to(Tensor)
 def repeat_interleave(self, repeats:int, dim=None) -> Tensor:
     "Each element `repeats` times in a row along `dim` (over the flattened tensor if None)."
     x, d = (self.flatten(), 0) if dim is None else (self, _axis(dim, self.ndim))
@@ -1026,8 +1026,8 @@ def multinomial(self, num_samples=1, replacement=False) -> Tensor:
     return out if self.ndim == 2 else out.reshape(num_samples)
 
 # %% ../nbs/01_ops.ipynb #ce6a9ec1
-SCATTER_REDUCE = {"sum": (Tensor.sum, Tensor.add, 0), "prod": (Tensor.prod, Tensor.mul, 1), "amax": (Tensor.max, Tensor.maximum, "min"),
-                  "amin": (Tensor.min, Tensor.minimum, "max")}  # reduce -> (over the sources, with self, the identity: a number or dtype bound)
+SCATTER_REDUCE = {"sum": (Tensor.sum, Tensor.add, lambda d: 0), "prod": (Tensor.prod, Tensor.mul, lambda d: 1),  # (over the sources, with self,
+                  "amax": (Tensor.max, Tensor.maximum, dtypes.min), "amin": (Tensor.min, Tensor.minimum, dtypes.max)}  # the identity for a dtype)
 @patch_to(Tensor)
 def _scatter(self, dim:int, index:Tensor, src, reduce:str, include_self=True) -> Tensor:
     "`src` reduced into `self` along `dim` at `index` by `reduce` (a `SCATTER_REDUCE` key, 'mean', or 'replace': the last source wins)."
@@ -1049,7 +1049,7 @@ def _scatter(self, dim:int, index:Tensor, src, reduce:str, include_self=True) ->
         out = tot / cnt if dtypes.is_float(self.dtype) else tot.div(cnt, rounding_mode="floor")
     else:
         over, with_self, e = SCATTER_REDUCE[reduce]
-        out = over(hit.where(val, getattr(dtypes, e)(self.dtype) if isinstance(e, str) else e), -2)
+        out = over(hit.where(val, e(self.dtype)), -2)
         if include_self: out = with_self(out, x)
     return (n > 0).where(out.cast(self.dtype), x).transpose(d, -1)
 @patch_to(Tensor)

@@ -81,15 +81,16 @@ class WorkgroupRenderer:
         "This item's number in its group (with `z`: the number of the item at `z` in the group's third dimension instead of this one's)."
         (_, l1, ng), (i0, i1, i2) = self.wg[2], self.ids[1]
         return f"(({i0}*{l1}+{i1})*{ng}+{z or i2})"
-    def read(self, u:UOp, ex) -> str:
-        if u not in self.tiles: return super().read(u, ex)
+    def tile_at(self, u:UOp) -> str:
+        "Load `u`'s element in its tile's local array, at the values its ranges have where this is printed."
         name, rs, _ = self.tiles[u]
         return f"{name}[{'+'.join(f'{r.arg[0]}*{s}' for r, s in zip(rs, _strides(rs)))}]"
+    def read(self, u:UOp, ex) -> str: return self.tile_at(u) if u in self.tiles else super().read(u, ex)
     def copy(self, u:UOp, name:str, rs:list[UOp], order:list[UOp]) -> str:
         "The items of a group copy load `u`'s tile to array `name`, an element `e` each in turn (`order`: ranges, the slowest first)."
         at = " ".join(self.decl(dtypes.int32, r.arg[0], f"((e / {s}) % {r.arg[1]})") for r, s in zip(order, _strides(order)))  # e's ranges
         loop = self.copy_loop.format(i=self.item(), n=math.prod(r.arg[1] for r in rs), step=math.prod(self.wg[2]))
-        return f"{loop} {{ {at} {self.read(u, None)} = {super().read(u, lambda x: c_index(x, self.const))}; }}"  # read(u): its place in `name`
+        return f"{loop} {{ {at} {self.tile_at(u)} = {super().read(u, lambda x: c_index(x, self.const))}; }}"
     def around_range(self, r:UOp) -> tuple[list[str], list[str]]:  # before a tile loop the group copies its tiles, then waits; waits after
         if not (ts := [(u, *t) for u, t in self.tiles.items() if r is t[1][0]]): return [], []
         return [self.copy(*t) for t in ts] + [self.barrier], [self.barrier]
