@@ -2,7 +2,7 @@
 import gc, statistics, sys, time
 import numpy as np
 
-WORKLOADS = ("matmul", "conv2d", "elementwise", "softmax", "layernorm", "mlp", "launch")
+WORKLOADS = ("matmul", "conv2d", "elementwise", "softmax", "layernorm", "mlp", "launch", "matvec", "decode")
 LAUNCH = (("chain", "32 deps, 1 realize"), ("each", "32 realizes"), ("jit", "32 deps, TinyJit"))
 MLP = (("eager", ""), ("jit", " TinyJit"))  # the training step as written, and replayed by TinyJit (its peers: torch eager, tinygrad.jit)
 
@@ -32,6 +32,11 @@ def cases(workloads, quick=False) -> list[Case]:
         if w == "mlp":
             b = 32 if quick else 256; out += [Case(w, f"784-512-512-10 b{b}{label}", 1, "ms/step", batch=b, mode=m) for m, label in MLP]
         if w == "launch": out += [Case(w, label, 32, "us/kernel", depth=32, mode=m) for m, label in LAUNCH]
+        if w == "matvec":  # an LLM's decode: weights (fp32, or int8 converted in the kernel) times one activation vector
+            n = 256 if quick else 4096; out += [Case(w, f"{n}x{n} {t} W", 2 * n * n, "GFLOPS", N=n, wdtype=t) for t in ("fp32", "int8")]
+        if w == "decode":  # one attention layer's decode step at position `pos` of a KV cache of T positions, replayed by TinyJit
+            T, D = (64, 64) if quick else (2048, 512)
+            out += [Case(w, f"pos {p} of {T}", 1, "ms/step", T=T, D=D, H=8, pos=p) for p in ((7, T - 1) if quick else (63, 511, T - 1))]
     return out
 
 def inputs(case:Case) -> dict[str, np.ndarray]:
@@ -43,6 +48,13 @@ def inputs(case:Case) -> dict[str, np.ndarray]:
     if w == "elementwise": return dict(a=f32(p["n"]), b=f32(p["n"]), c=f32(p["n"]))
     if w in ("softmax", "layernorm"): return dict(x=rng.standard_normal(p["shape"], dtype=np.float32))
     if w == "launch": return dict(x=np.ones(16, np.float32))
+    if w == "matvec":
+        n = p["N"]; W = rng.integers(-127, 128, (n, n), dtype=np.int8) if p["wdtype"] == "int8" else f32(n, n) - 0.5
+        return dict(w=W, x=f32(n) - 0.5)
+    if w == "decode":
+        D, T, hd = p["D"], p["T"], p["D"] // p["H"]
+        return dict(x=f32(1, D) - 0.5, **{k: (f32(D, D) - 0.5) / D**.5 for k in ("wq", "wk", "wv", "wo")},
+                    kc=f32(p["H"], T, hd) - 0.5, vc=f32(p["H"], T, hd) - 0.5)
     dims, d = (784, 512, 512, 10), dict(X=rng.standard_normal((p["batch"], 784), dtype=np.float32))
     d["Y"] = rng.integers(0, 10, p["batch"], dtype=np.int32)
     for i, (fi, fo) in enumerate(zip(dims, dims[1:]), 1):  # torch's Linear init: uniform in +-1/sqrt(fan_in)
@@ -63,6 +75,14 @@ def _mlp_loss(d):
     z = h - h.max(1, keepdims=True); lp = z - np.log(np.exp(z).sum(1, keepdims=True))
     return -lp[np.arange(len(d["Y"])), d["Y"]].mean()
 
+def _decode(d:dict, pos:int) -> np.ndarray:
+    "The decode step: q, k, v of `x`; k and v written at `pos` of copies of the caches; attention over positions 0..pos; output projection."
+    H, T, hd = d["kc"].shape
+    q, k, v = [(d["x"] @ d[w]).reshape(H, 1, hd) for w in ("wq", "wk", "wv")]
+    kc, vc = d["kc"].copy(), d["vc"].copy(); kc[:, pos], vc[:, pos] = k[:, 0], v[:, 0]
+    s = np.where(np.arange(T) <= pos, q @ kc.transpose(0, 2, 1) / hd**.5, -np.inf)
+    return (_softmax(s) @ vc).reshape(1, H * hd) @ d["wo"]
+
 def reference(case:Case, d:dict) -> np.ndarray:
     "numpy's answer for `case` on inputs `d`; for matmul, elementwise, softmax and layernorm also the numpy peer."
     w = case.workload
@@ -72,6 +92,8 @@ def reference(case:Case, d:dict) -> np.ndarray:
     if w == "softmax": return _softmax(d["x"])
     if w == "layernorm": return _layernorm(d["x"])
     if w == "mlp": return np.asarray(_mlp_loss(d))
+    if w == "matvec": return d["w"].astype(np.float32) @ d["x"]
+    if w == "decode": return _decode(d, case.p["pos"])
     return d["x"] + case.p["depth"]
 
 def check(out, ref:np.ndarray, tol=1e-3) -> None:

@@ -27,6 +27,14 @@ def torch_make(case, d:dict, compiled=False):
     import torch, torch.nn.functional as F
     t, w = {k: torch.from_numpy(v) for k, v in d.items()}, case.workload
     if w == "mlp": return _torch_mlp(torch, t)
+    if w == "decode":
+        H, T, hd = t["kc"].shape; kc, vc, pos = t["kc"].clone(), t["vc"].clone(), case.p["pos"]
+        def step():
+            q, k, v = [(t["x"] @ t[w]).reshape(H, 1, hd) for w in ("wq", "wk", "wv")]
+            kc[:, pos], vc[:, pos] = k[:, 0], v[:, 0]
+            s = (q @ kc.transpose(1, 2) * hd**-.5).masked_fill(torch.arange(T) > pos, float("-inf")).softmax(-1)
+            return (s @ vc).reshape(1, H * hd) @ t["wo"]
+        return step
     if w == "launch":
         def chain(x=t["x"]):
             for _ in range(case.p["depth"]): x = x + 1
@@ -34,7 +42,7 @@ def torch_make(case, d:dict, compiled=False):
         return chain
     f = {"matmul": lambda a, b: a @ b, "conv2d": lambda x, w: F.conv2d(x, w, padding=1),
          "elementwise": lambda a, b, c: (a * b + c).relu().exp(), "softmax": lambda x: x.softmax(-1),
-         "layernorm": lambda x: F.layer_norm(x, x.shape[-1:])}[w]
+         "layernorm": lambda x: F.layer_norm(x, x.shape[-1:]), "matvec": lambda w, x: w.float() @ x}[w]
     f, args = torch.compile(f) if compiled else f, list(t.values())
     return lambda: f(*args)
 
@@ -50,13 +58,13 @@ def load(quick=False) -> tuple[dict, list[str], dict]:
     "The in-process peers as name -> (make, workloads), a note for each one left out, and their versions and BLAS."
     import numpy as np
     notes, info = [], {"numpy": np.__version__}
-    peers = {"numpy": (numpy_make, {"matmul", "elementwise", "softmax", "layernorm"})}
+    peers = {"numpy": (numpy_make, {"matmul", "elementwise", "softmax", "layernorm", "matvec"})}
     if find_spec("threadpoolctl"): info["blas"] = _limit_blas() or "none found"
     else: notes.append("numpy: threadpoolctl not installed, BLAS threads not limited to 2 (pip install -e '.[bench]')")
     if not find_spec("torch"): return peers, notes + ["torch, torch.compile: torch not installed"], info
     import torch
     torch.set_num_threads(2); info["torch"] = f"{torch.__version__} ({torch.get_num_threads()} threads)"
-    peers["torch"] = (torch_make, {"matmul", "conv2d", "elementwise", "softmax", "layernorm", "mlp", "launch"})
+    peers["torch"] = (torch_make, {"matmul", "conv2d", "elementwise", "softmax", "layernorm", "mlp", "launch", "matvec", "decode"})
     if quick: notes.append("torch.compile: skipped under --quick (its first call takes ~20 s)")
     else: peers["torch.compile"] = (partial(torch_make, compiled=True), {"elementwise", "softmax", "layernorm"})
     return peers, notes, info

@@ -2,7 +2,7 @@
 from tinybook import Tensor, nn
 from tinybook.nn.optim import Adam
 from .core import chain
-from tinybook.jit import TinyJit
+from tinybook.jit import TinyJit, Variable
 
 def _mlp(t:dict, jit:bool):
     "One Adam training step of the MLP, starting from the weights in `t` (replayed by TinyJit if `jit`); returns the loss as a Python float."
@@ -24,6 +24,18 @@ def _launch(x:Tensor, depth:int, mode:str):
     jc = TinyJit(lambda v: chain(v, depth))
     return lambda: jc(x)
 
+def _decode(t:dict, pos:int):
+    "The decode step of `bench.core._decode` replayed by TinyJit: the caches written in place at a Variable position, one capture for all."
+    H, T, hd = t["kc"].shape
+    @TinyJit
+    def step(x:Tensor, p:Tensor) -> Tensor:
+        q, k, v = [(x @ t[w]).reshape(H, 1, hd) for w in ("wq", "wk", "wv")]
+        t["kc"][:, p], t["vc"][:, p] = k.reshape(H, hd), v.reshape(H, hd)
+        s = (Tensor.arange(T) <= p).reshape(1, 1, T).where(q @ t["kc"].transpose(1, 2) * hd**-.5, float("-inf")).softmax(-1)
+        return ((s @ t["vc"]).reshape(1, H * hd) @ t["wo"]).realize()
+    var = Variable("pos", 0, T - 1)
+    return lambda: step(t["x"], var.bind(pos))
+
 def make(case, d:dict, device:str|None=None):
     "A call that runs `case` once in tinybook on the arrays `d` (loaded into fresh tensors on `device`, default `DEV`, here)."
     t, w = {k: Tensor(v.copy(), device=device).realize() for k, v in d.items()}, case.workload
@@ -33,6 +45,8 @@ def make(case, d:dict, device:str|None=None):
     if w == "softmax": return lambda: t["x"].softmax(-1).realize()
     if w == "layernorm": return lambda: t["x"].layernorm().realize()
     if w == "mlp": return _mlp(t, case.p["mode"] == "jit")
+    if w == "matvec": return lambda: (t["w"].float() @ t["x"]).realize()
+    if w == "decode": return _decode(t, case.p["pos"])
     return _launch(t["x"], case.p["depth"], case.p["mode"])
 
 ON_CL = ("matmul", "mlp")  # the workloads with a `tinybook CL` row: the same code on DEV=CL (PoCL on a CPU, a GPU's driver elsewhere)

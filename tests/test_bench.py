@@ -7,7 +7,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_quick_bench_prints_rows_and_ratios(tmp_path):
     env = {**os.environ, "OPENBLAS_CORETYPE": "Haswell"}  # the runner must drop it before numpy loads
-    cmd = [sys.executable, "-m", "bench", "--quick", "matmul", "elementwise", "launch", "--json", tmp_path / "r.json"]
+    cmd = [sys.executable, "-m", "bench", "--quick", "matmul", "elementwise", "launch", "matvec", "decode", "--json", tmp_path / "r.json"]
     r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-3000:]
     out, res = r.stdout, json.loads((tmp_path / "r.json").read_text())
@@ -17,6 +17,8 @@ def test_quick_bench_prints_rows_and_ratios(tmp_path):
     tb = {r["label"]: r for r in res["rows"] if r["impl"] == "tinybook"}
     assert [tb[k]["kernels"] for k in ("N=64", "1M fp32", "32 deps, 1 realize", "32 realizes")] == [1, 1, 32, 32]
     assert "median_s" in tb["32 deps, TinyJit"] and tb["32 deps, TinyJit"]["kernels"] == 32  # the replay counts its kernels too
+    assert tb["pos 7 of 64"]["kernels"] == tb["pos 63 of 64"]["kernels"]  # a decode step's kernels do not grow with the position
+    assert "matvec: tinybook's int8-weight matvec runs" in out
     numpy_rows = re.findall(r"\bnumpy\s+\S+ (?:GFLOPS|GB/s)\s+([\d.]+)x$", out, re.M)
     assert len(numpy_rows) == 2, f"numpy's matmul and elementwise rows need a ratio:\n{out}"  # numpy is always there
     assert not any(r["impl"] == "torch.compile" for r in res["rows"]) and not any("error" in r for r in res["rows"])

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_rules, cast_np, patch_to, getenv
 
 # %% auto #0
-__all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint', 'srange',
-           'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
+__all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'NARROW', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint',
+           'srange', 'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
            'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'Kernel', 'is_lane', 'is_index', 'fold_index',
            'collapse_gather', 'plain_linear', 'eval_index', 'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base',
            'interval', 'indexes', 'gathers', 'lane_opts', 'decompose']
@@ -133,12 +133,15 @@ OPT_TYPES = {"UPCAST": ("g", "U"), "UNROLL": ("r", "u"), "LOCAL": ("g", "l"), "G
 MAX_UPCAST = 64  # straight-line copies per loop trip, at most
 VEC_OPS = {Ops.ADD, Ops.MUL, Ops.MAX, Ops.CMPLT, Ops.CMPNE, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.WHERE, Ops.NEG,
            Ops.RECIPROCAL, Ops.SQRT, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.TRUNC, Ops.MULACC, Ops.CAST, Ops.BITCAST}  # lane-wise in C
+NARROW = (dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16)  # moved in lanes of their own width, converted to 32 bits to compute
 def vectorizable(ast:UOp) -> str|None:
-    "Why kernel `ast` can't run on 32-bit vector lanes, or None if it can."
+    "Why kernel `ast` can't run on 32-bit vector lanes (8- and 16-bit integers loaded, stored and converted), or None if it can."
     for u in ast.toposort:
-        d = u.src[-1].dtype if u.op is Ops.STORE else u.dtype
-        if u.op in (Ops.LOAD, Ops.STORE) and d.itemsize != 4: return f"no 32-bit lanes: it moves {d}"
-        if u.op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST} and (u.op not in VEC_OPS or u.dtype.itemsize != 4 and u.dtype is not dtypes.bool):
+        d = u.src[1].dtype if u.op is Ops.STORE else u.dtype
+        if u.op in (Ops.LOAD, Ops.STORE) and d.itemsize != 4 and d not in NARROW: return f"no 32-bit lanes: it moves {d}"
+        if u.op is Ops.CAST and {d, u.src[0].dtype} & set(NARROW) and all(x in NARROW or x.itemsize == 4 for x in (d, u.src[0].dtype)): continue
+        if u.op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST, Ops.REDUCE} and (u.op not in VEC_OPS | {Ops.REDUCE} or
+                                                                         u.dtype.itemsize != 4 and u.dtype is not dtypes.bool):
             return f"no 32-bit lanes: it has {u.op} on {u.dtype}"
     return None
 def _split_view(v:View, a:int, amt:int) -> View|None:
@@ -265,7 +268,9 @@ def linearize(self, supported:set|None=None) -> list[UOp]:
     def build(u:UOp, c:dict) -> UOp:
         if u.op in (Ops.LOAD, Ops.VIEW, Ops.STORE):
             i, valid = st_index(self.sts[u], [loops.get(a, sint(c.get(a, 0))) for a in range(len(shape))])
-            if u.op is Ops.STORE: return UOp(Ops.STORE, dtypes.void, (u.src[0], i, build(u.src[1], c)))
+            if u.op is Ops.STORE:  # 03's in-place write adds its offset
+                i = UOp(Ops.ADD, dtypes.int32, (i, build(u.src[2], c))) if len(u.src) > 2 else i
+                return UOp(Ops.STORE, dtypes.void, (u.src[0], i, build(u.src[1], c)))
             if u.op is Ops.LOAD: return UOp(Ops.LOAD, u.dtype, (u.src[0], i) + ((valid,) if valid is not None else ()))
             c = _const(u.src[0].arg, u.dtype)
             return c if valid is None else UOp(Ops.WHERE, u.dtype, (valid, c, _const(0, u.dtype)))

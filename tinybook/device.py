@@ -117,9 +117,9 @@ def kernel_reads(ast:UOp) -> dict[int, int]:
         elif u.op is Ops.LOAD: out[u.src[0].arg] = out.get(u.src[0].arg, 0) + math.prod(r.arg[1] for r in loops)
     return out
 def kernel_mem(ast:UOp, bufs:list) -> int:
-    "Bytes a kernel moves: its outputs whole, each input at most what its loads reach (`kernel_reads`)."
+    "Bytes a kernel moves: what its stores write (an output whole, or an in-place write's view), each input at most what its loads reach."
     reads = kernel_reads(ast)
-    return sum((b.size if i < len(ast.src) else min(b.size, reads.get(i, 0))) * b.dtype.itemsize for i, b in enumerate(bufs))
+    return sum((math.prod(ast.src[i].arg.shape) if i < len(ast.src) else min(b.size, reads.get(i, 0))) * b.dtype.itemsize for i, b in enumerate(bufs))
 def count(dev:str, name:str, ast:UOp, bufs:list, tm:float, src:str="") -> None:
     "Add a kernel run to `GlobalCounters`, and print it by `DEBUG` level."
     ops, mem = kernel_ops(ast), kernel_mem(ast, bufs)
@@ -231,14 +231,18 @@ def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
     if key not in compiled_kernels:
         opts = dev.beam(ast, bufs, width) if (width := getenv("BEAM")) and not images else dev.opts(ast)
         compiled_kernels[key] = dev.kernel(ast, opts, key[3])
-    p = compiled_kernels[key]
+    p, kept = compiled_kernels[key], [len(st.src) > 2 for st in ast.src]  # kept: 03's in-place writes, into the memory the buffer has
     if dev.host_memory:  # new host arrays for the outputs, the buffers' own for the inputs: nothing is copied
-        tm = p(*(arrays := [host_array(b, i < nout, dev.host_dtype(b.dtype)) for i, b in enumerate(bufs)]))
-        for b, a in zip(bufs[:nout], arrays): from_host(b, a)
+        tm = p(*(arrays := [host_array(b, i < nout and not kept[i], dev.host_dtype(b.dtype)) for i, b in enumerate(bufs)]))
+        for b, a in zip(bufs[:nout], arrays):
+            if a is not b.data: from_host(b, a)  # an in-place write into a converted copy (bfloat16) is converted back
     else:
-        outs, ins = [device_empty(dev, b) for b in bufs[:nout]], [_device_mem(dev, b, images.get(i)) for i, b in enumerate(bufs) if i >= nout]
-        tm = p(*[o.mem for o in outs], *ins)
-        for b, o in zip(bufs, outs): b.data, b.dev_mem = None, o  # the value is on the device now; the host's is gone
+        outs = [None if k else device_empty(dev, b) for b, k in zip(bufs, kept)]
+        ins = [_device_mem(dev, b, images.get(i)) for i, b in enumerate(bufs) if i >= nout]
+        tm = p(*[_device_mem(dev, b) if o is None else o.mem for b, o in zip(bufs, outs)], *ins)
+        for b, o in zip(bufs, outs):  # the value is on the device now; the host's is gone
+            if o is None: b._data = None
+            else: b.data, b.dev_mem = None, o
         for i, m in enumerate(ins, nout):
             if i in images: dev.allocator.free(m)
     count(dev.name, p.name, ast, bufs, tm, p.src)

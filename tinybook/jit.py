@@ -8,7 +8,7 @@ import os, gc, json, time, ctypes, weakref, functools, numpy as np
 from pathlib import Path
 from typing import Callable
 from .tensor import Tensor, UOp, Ops, Buffer, to_dtype, patch_to, getenv, cast_np, rng_hooks
-from .schedule import kernel_name
+from .schedule import kernel_name, in_place
 from .runtime import cpu
 from .device import Device, CompiledKernel, device_empty, capturing, GlobalCounters, kernel_ops, kernel_mem, host_array, host_empty
 from .device import compiled_kernels, kernel_key
@@ -48,7 +48,8 @@ def numpy(self) -> np.ndarray:
     return _numpy(self)
 @patch_to(Tensor)
 def assign(self, x) -> Tensor:
-    for c in capturing: c.assigned.setdefault(id(self), (self, _buf(self)))
+    for c in capturing:
+        if in_place(self) is None: c.assigned.setdefault(id(self), (self, _buf(self)))  # a write in place is a kernel like any other
     return _assign(self, x)
 
 # %% ../nbs/08_jit.ipynb #d6fa498e
@@ -140,6 +141,7 @@ class _Batch:
             self.launch()
             for s in self.st["outs"]:  # a copy of its own on the device: the next replay writes this slot again
                 o = device_empty(self.dev, b[s]); a.copy(o.mem, self.mem[s], self.nbytes(s)); b[s].data, b[s].dev_mem = None, o
+                if s in self.sent: self.sent[s] = o  # written in place: this memory holds its value already
         _count(self.dev.name, len(self.st["calls"]), self.st["ops"], self.st["mem"], time.perf_counter() - t0)
     def __del__(self):
         if getattr(self, "dev", None) is None or self.dev.host_memory: return
@@ -196,7 +198,9 @@ class CapturedJit:
         owners = [(t, s, b) for ref, s, b in self.owners if (t := ref()) is not None]
         if pending := [t for t, _, _ in owners if _buf(t) is None]: Tensor.realize(*pending)  # assigned, not computed yet (opt.lr.assign)
         for t, s, b in owners:  # a weight given a new value since the capture (assign, load_state_dict, another jit) is read anew
-            if (nb := _buf(t)) is not b: self.bufs[s].share(nb)
+            if (nb := _buf(t)) is not b:
+                if self.spec["slots"][s][0] == "kept": self.bufs[s] = nb  # and a buffer written in place is written there
+                else: self.bufs[s].share(nb)
         for s, make in self.draws: self.bufs[s].data = cast_np(make(), self.bufs[s].dtype).reshape(-1)  # in the order the function drew them
         for step in self.steps: step()
         for ref, s, shape in self.rebind:
@@ -243,9 +247,9 @@ def _wire(steps:list, kinds:list, libs:list) -> list[int]:
         if host(st): st.update(outs=sorted({s for _, w in _rw(st) for s in w if kinds[s] == "out"}))  # new memory every call
         else:
             wrote, ins, others = set(), [], {s for k, o in enumerate(steps) if k != j for r, _ in _rw(o) for s in r}
-            for r, w in _rw(st): ins += [s for s in r if s not in wrote and s not in ins and kinds[s] != "const"]; wrote |= set(w)
-            st.update(ins=ins, outs=sorted(s for s in wrote if kinds[s] == "out" or s in others),
-                      consts=sorted({s for r, _ in _rw(st) for s in r if kinds[s] == "const"}))
+            for r, w in _rw(st): ins += [s for s in r if s not in wrote and s not in ins and kinds[s] not in ("const", "kept")]; wrote |= set(w)
+            st.update(ins=ins, outs=sorted(s for s in wrote if kinds[s] in ("out", "kept") or s in others),
+                      consts=sorted({s for r, w in _rw(st) for s in r + w if kinds[s] in ("const", "kept")}))
         if hasattr(dev := Device[st["device"]], "graph_lib"): st["lib"] = len(libs); libs.append(dev.graph_lib(st["calls"]))  # the CPU's batch C
     return [s for s, k in enumerate(kinds) if k == "inter" and writers[s] == {"host"}]
 
@@ -274,18 +278,21 @@ def _plan(cap:_Capture, named:list[tuple[str, Tensor]], in_bufs:list[Buffer], re
     written = {id(b) for si, _ in items for b in si.bufs[:1 if si.ast.op is Ops.COPY else len(si.ast.src)]}
     state = [(t, o) for t, o in cap.assigned.values() if o is not None and id(alias.get(id(o), o)) not in written]  # values from before the call
     outs, olds = {id(b) for _, b in final.values()}, {id(o) for _, o in state}
-    kinds = ["input" if id(b) in ins else "state" if id(b) in olds else "out" if id(b) in outs else "inter" if id(b) in written else "const"
-             for b in bufs]
+    kept = {id(si.bufs[i]) for si, _ in items for i, st in enumerate(si.ast.src) if si.ast.op is Ops.SINK and len(st.src) > 2}  # 03's in-place writes
+    if kept & set(ins): raise JitError("the jitted function writes in place into one of its inputs: write into a tensor of its own instead")
+    kinds = ["input" if id(b) in ins else "state" if id(b) in olds else "out" if id(b) in outs else "kept" if id(b) in kept else
+             "inter" if id(b) in written else "const" for b in bufs]
     steps, libs, kernels = _steps(items, sid)
     fixed, slot = _wire(steps, kinds, libs), lambda t: sid[id(final[id(t)][1])]
     spec = dict(slots=[[k, b.device, b.size, b.dtype.name] for k, b in zip(kinds, bufs)],
                 inputs=[[n, list(t.shape), t.dtype.name, t.device, list(getattr(t, "_var", ())) or None] for n, t in named],
                 in_slots=[sid.get(id(b), -1) for b in in_bufs], state=[[sid.get(id(o), -1), slot(t), list(t.shape)] for t, o in state],
                 outs=[[slot(t), list(t.shape)] for t in leaves], ret=tree, steps=steps, fixed=fixed)
-    proxies = [Buffer(b.device, b.size, b.dtype, np.empty(b.size, b.dtype.np) if k == "inter" else None) for k, b in zip(kinds, bufs)]
+    proxies = [b if k == "kept" else Buffer(b.device, b.size, b.dtype, np.empty(b.size, b.dtype.np) if k == "inter" else None)
+               for k, b in zip(kinds, bufs)]  # kept: written in place, so the buffer itself
     for p, k, b in zip(proxies, kinds, bufs):
         if k == "const": p.share(b)
-    consts = {id(b): s for s, (k, b) in enumerate(zip(kinds, bufs)) if k == "const"}  # who holds a constant: found once, in the whole heap
+    consts = {id(b): s for s, (k, b) in enumerate(zip(kinds, bufs)) if k in ("const", "kept")}  # who holds one: found once, in the whole heap
     owners = [(weakref.ref(t), consts[id(b)], b) for t in gc.get_objects() if type(t) is Tensor and id(b := _buf(t)) in consts]
     temps = [(weakref.ref(t), sid[id(b)], t.shape) for t, b in final.values() if id(t) not in cap.assigned]
     draws = [(consts[id(b)], make) for b, make in cap.draws if id(b) in consts]  # random numbers the kernels read: drawn anew each replay
@@ -352,7 +359,7 @@ def save(self, path:str|Path) -> None:
         raise JitError(f"cannot save: kernel {kernel_name(self.kernels[k['kernel']][1])} runs on its own, outside a batch "
                        "(on PYTHON, DISK, CL images or with JIT=2)")
     arrs = {f"lib{i}": np.frombuffer(lib.read_bytes() if isinstance(lib, Path) else lib, np.uint8) for i, lib in enumerate(self.libs)}
-    arrs.update({f"const{s}": self.bufs[s].data for s, (k, *_) in enumerate(self.spec["slots"]) if k == "const"})
+    arrs.update({f"const{s}": self.bufs[s].data for s, (k, *_) in enumerate(self.spec["slots"]) if k in ("const", "kept")})
     arrs.update({f"state{i}": _buf(t).data for i, t in enumerate(self.state)})
     with replacing(path if str(path).endswith(".npz") else f"{path}.npz") as f:  # as np.savez names it; never half written
         np.savez(f, meta=np.frombuffer(json.dumps(self.spec | {"format": JIT_FORMAT}).encode(), np.uint8), **arrs)
@@ -363,7 +370,7 @@ def load_jit(path:str|Path) -> CapturedJit:
         spec, libs = json.loads(z["meta"].tobytes()), [z[f"lib{i}"].tobytes() for i in range(sum(k.startswith("lib") for k in z.files))]
         if spec.get("format", 1) != JIT_FORMAT:
             raise JitError(f"{path}: a program saved in format {spec.get('format', 1)}, this tinybook reads {JIT_FORMAT}: capture and save it again")
-        bufs = [Buffer(dev, n, dt := to_dtype(d), z[f"const{s}"] if k == "const" else np.empty(n, dt.np) if k == "inter" else None)
+        bufs = [Buffer(dev, n, dt := to_dtype(d), z[f"const{s}"] if k in ("const", "kept") else np.empty(n, dt.np) if k == "inter" else None)
                 for s, (k, dev, n, d) in enumerate(spec["slots"])]
         state = [Tensor(z[f"state{i}"], device=bufs[o].device, dtype=bufs[o].dtype).reshape(shape) for i, (_, o, shape) in enumerate(spec["state"])]
     return CapturedJit(spec, libs, bufs, state)

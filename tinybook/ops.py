@@ -963,24 +963,29 @@ def _unindex(self, flips, ranges, steps, shape:tuple) -> Tensor:
     for d, s in enumerate(steps): x = x._dilate(d, s)
     return x.pad(tuple((b, n - e) for (b, e), n in zip(ranges, shape))).flip(*flips)
 @patch_to(Tensor)
-def __setitem__(self, idx, v) -> None:
-    "Assign `v` (broadcast) to `self[idx]`; the tensor now refers to the updated value."
+def _setitem_value(self, v, target:tuple) -> Tensor:
+    "The value `t[idx] = v` writes: `v` in this tensor's dtype, broadcast to the indexed shape `target` (leading 1s dropped)."
     v = (v if isinstance(v, Tensor) else Tensor(_scalar(v), self.device, self.dtype)).cast(self.dtype)
-    flips, ranges, steps, target, tix = self._index_plan(idx)
-    if tix: target = self[idx].shape  # tensor indices broadcast: only the gather knows the shape
     while v.ndim > len(target) and v.shape[0] == 1: v = v.reshape(v.shape[1:])
     if v.ndim > len(target) or any(a not in (1, b) for a, b in zip(v.shape[::-1], target[::-1])):
         raise ValueError(f"cannot assign a value of shape {v.shape} to an index of shape {target}")
+    return v._expand_to(target)
+@patch_to(Tensor)
+def __setitem__(self, idx, v) -> None:
+    "Assign `v` (broadcast) to `self[idx]`; the tensor now refers to the updated value."
+    flips, ranges, steps, target, tix = self._index_plan(idx)
+    if tix: target = self[idx].shape  # tensor indices broadcast: only the gather knows the shape
+    v = self._setitem_value(v, target)
     if tix:
         pos = Tensor.arange(self.numel(), device=self.device).reshape(self.shape)[idx].flatten()
         ar = Tensor.arange(pos.numel(), device=self.device)
         last = Tensor.arange(self.numel(), device=self.device).unsqueeze(1).eq(pos).where(ar, -1)._reduce(Ops.MAX, 1, keepdim=True)  # last write wins
-        new = (last >= 0).where(ar.eq(last).where(v._expand_to(target).flatten(), 0).sum(1, keepdim=True).cast(self.dtype), self.reshape(-1, 1))
+        new = (last >= 0).where(ar.eq(last).where(v.flatten(), 0).sum(1, keepdim=True).cast(self.dtype), self.reshape(-1, 1))
         new = new.reshape(self.shape)
     else:
         per = tuple((e - b - 1) // s + 1 if e > b else 0 for (b, e), s in zip(ranges, steps))
         mask = Tensor.ones(per, dtype=dtypes.bool, device=self.device)._unindex(flips, ranges, steps, self.shape)
-        new = mask.where(v._expand_to(target).reshape(per)._unindex(flips, ranges, steps, self.shape), self)
+        new = mask.where(v.reshape(per)._unindex(flips, ranges, steps, self.shape), self)
     self.uop = new.uop
 
 # %% ../nbs/01_ops.ipynb #36b0086a

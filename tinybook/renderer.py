@@ -6,12 +6,12 @@
 from __future__ import annotations
 import math
 from .tensor import UOp, Ops, GroupOp, DType, dtypes
-from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base, interval
+from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base, interval, NARROW
 
 # %% auto #0
 __all__ = ['c_types', 'C_INCLUDES', 'C_F16', 'C_BF16', 'C_FREESTANDING', 'c_const', 'c_alu', 'c_index', 'c_bitcast_bf16', 'vtype',
-           'vbroadcast', 'lane_values', 'at_lane', 'vector_load', 'vector_store', 'vector_alu', 'hred_name',
-           'vector_prelude', 'outer_loop', 'Renderer', 'CRenderer', 'FreestandingCRenderer']
+           'vbroadcast', 'lane_values', 'at_lane', 'vector_load', 'vector_store', 'vcast_steps', 'vector_alu',
+           'hred_name', 'vector_prelude', 'outer_loop', 'Renderer', 'CRenderer', 'FreestandingCRenderer']
 
 # %% ../nbs/04a_renderer.ipynb #510e322c
 c_types = {dtypes.bool: "bool", dtypes.int8: "int8_t", dtypes.uint8: "uint8_t", dtypes.int16: "int16_t", dtypes.uint16: "uint16_t",
@@ -98,6 +98,12 @@ def vector_store(u:UOp, lane:UOp, vec:set, ex) -> str:
     head = f"{{{vtype(val.dtype)} t = {ex(val) if val in vec else vbroadcast(ex(val), val.dtype)}; "
     if (base := lane_base(idx, lane)) is not None: return head + f"__builtin_memcpy({buf}+{ex(base)}, &t, sizeof(t));}}"
     return head + " ".join(f"{buf}[{ex(at_lane(idx, lane, l))}] = t[{l}];" for l in range(lane.arg[1])) + "}"
+def vcast_steps(sd:DType, d:DType) -> list[DType]:
+    "The types a vector conversion from `sd` to `d` goes through: gcc converts lane by lane unless each step doubles or halves the width."
+    a, b = sorted((sd, d), key=lambda x: x.itemsize)
+    if a not in NARROW or b.itemsize != 4 or a.itemsize == 2 and b in (dtypes.int32, dtypes.uint32): return []
+    m = (dtypes.uint16 if a is dtypes.uint8 else dtypes.int16) if a.itemsize == 1 else dtypes.int32
+    return vcast_steps(sd, m) + [m] + vcast_steps(m, d)
 def vector_alu(op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:
     "C for `op` on vector operands `a` with result dtype `d` (`sd`: the operands' dtype)."
     T = vtype(d)
@@ -106,6 +112,9 @@ def vector_alu(op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:
     if op is Ops.CMPLT and sd is dtypes.bool: return f"(~{a[0]}&{a[1]})"  # false < true
     if op is Ops.MAX: return vector_alu(Ops.WHERE, d, [f"(({a[0]}>{a[1]})|({a[0]}!={a[0]}))" if dtypes.is_float(d) else f"({a[0]}>{a[1]})", *a])
     if op is Ops.CAST and d is dtypes.bool: return f"({a[0]}!=({vtype(sd)}){{}})"
+    if op is Ops.CAST and (via := vcast_steps(sd, d)):
+        for m, prev in zip(via, [sd] + via): a = [vector_alu(Ops.CAST, m, a, prev)]
+        return vector_alu(Ops.CAST, d, a, via[-1])
     if op is Ops.CAST: return f"__builtin_convertvector({'-' * (sd is dtypes.bool)}({a[0]}), {T})"  # a true mask is -1
     if op is Ops.BITCAST: return f"(({T})({a[0]}))"
     if op is Ops.RECIPROCAL: return f"({vbroadcast(c_const(1, d), d)}/{a[0]})"
@@ -115,11 +124,12 @@ def hred_name(op:Ops, d:DType) -> str: return f"hred_{op.name}_{vtype(d)}"  # th
 def vector_prelude(lin:list[UOp], lane:UOp, vec:set) -> str:
     "The vector types of a kernel with lanes, and the functions that reduce a vector accumulator's lanes."
     ds = ({u.dtype for u in vec} | {u.src[2].dtype for u in vec if u.op is Ops.STORE}) - {dtypes.void}  # a stored scalar is broadcast
+    ds |= {m for u in vec if u.op is Ops.CAST for m in vcast_steps(u.src[0].dtype, u.dtype)}
     ds = sorted({dtypes.int32 if d is dtypes.bool else d for d in ds} | {dtypes.int32}, key=str)
     reds = sorted({(u.arg, u.dtype) for u in lin if u.op is Ops.REDUCE and lane in u.src}, key=str)
     n, steps = lane.arg[1], [lane.arg[1] >> i for i in range(1, lane.arg[1].bit_length())]  # a tree: halves, quarters, ...
     rot = lambda s: ", ".join(str((i + s) % n) for i in range(n))
-    return "".join(f"typedef {c_types[d]} {vtype(d)} __attribute__((vector_size({4 * n})));\n" for d in ds) + "".join(
+    return "".join(f"typedef {c_types[d]} {vtype(d)} __attribute__((vector_size({d.itemsize * n})));\n" for d in ds) + "".join(
         f"static inline {c_types[d]} {hred_name(op, d)}({vtype(d)} t) {{ " + "".join(
         f"{{{vtype(d)} u = __builtin_shufflevector(t, t, {rot(s)}); t = {vector_alu(op, d, ['t', 'u'])};}} " for s in steps) + "return t[0]; }\n"
         for op, d in reds)

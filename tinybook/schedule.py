@@ -7,13 +7,15 @@ from __future__ import annotations
 import math, functools, itertools, numpy as np
 from typing import NamedTuple
 from dataclasses import dataclass
-from .tensor import Tensor, UOp, Ops, GroupOp, Buffer, View, ShapeTracker, dtypes, patch_to, exec_rules, cast_np, getenv
+from .tensor import Tensor, UOp, Ops, GroupOp, Buffer, View, ShapeTracker, dtypes, patch_to, exec_rules, cast_np, getenv, backends
 import tinybook.ops  # noqa: F401, the Tensor API whose graphs are scheduled
 import tinybook.autograd  # noqa: F401, gradients flow through contiguous()
+import tinybook.nn  # noqa: F401, 02a's assign, which writes in place extend
 
 # %% auto #0
 __all__ = ['UNSAFE_PAD', 'REUSE', 'ScheduleItem', 'kernel_name', 'KernelPlan', 'create_schedule', 'st_indices', 'run_kernel',
-           'memory_plan', 'schedule_cache', 'cached_schedule', 'print_schedule', 'schedule_uops', 'run_schedule']
+           'memory_plan', 'schedule_cache', 'cached_schedule', 'print_schedule', 'schedule_uops', 'run_schedule',
+           'write_view', 'in_place', 'write']
 
 # %% ../nbs/03_schedule.ipynb #6ff60d9f
 @dataclass
@@ -46,8 +48,11 @@ class _KernelBuilder:
         return UOp(Ops.PARAM, u.dtype, (), len(self.outs) + self.inputs.index(u))
     def kernel(self) -> UOp:
         "The AST: a STORE of every output into its parameter."
-        return UOp(Ops.SINK, src=tuple(UOp(Ops.STORE, dtypes.void, (UOp(Ops.PARAM, u.dtype, (), i), self.build(u, ())), _view(u.shape, ()))
-                                       for i, u in enumerate(self.outs)))
+        return UOp(Ops.SINK, src=tuple(self.store(UOp(Ops.PARAM, u.dtype, (), i), u) for i, u in enumerate(self.outs)))
+    def store(self, p:UOp, u:UOp) -> UOp:
+        "The STORE of `u` into parameter `p`: all of it, or an `ASSIGN`'s value through its view plus its offset (see below)."
+        if u.op is Ops.ASSIGN: return UOp(Ops.STORE, dtypes.void, (p, self.build(u.src[1], ()), self.build(u.src[2], ())), u.arg)
+        return UOp(Ops.STORE, dtypes.void, (p, self.build(u, ())), _view(u.shape, ()))
     def build(self, u:UOp, mops:tuple) -> UOp:
         if (u, mops) not in self.memo: self.memo[(u, mops)] = self._build(u, mops)  # shared subgraphs are built once
         return self.memo[(u, mops)]
@@ -143,7 +148,10 @@ def run_kernel(ast:UOp, bufs:list[Buffer]) -> None:
             elif u.op is Ops.VIEW: vals[u] = _gather(cast_np(u.src[0].arg, u.dtype).reshape(1), u.arg)
             elif u.op is Ops.REDUCE: vals[u] = _gather(exec_rules[Ops.REDUCE](u, vals[u.src[0]]).reshape(-1), u.arg[2])
             elif u.op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST}: vals[u] = exec_rules[u.op](u, *[vals[s] for s in u.src])
-    for st in ast.src: bufs[st.src[0].arg].data = np.ascontiguousarray(cast_np(vals[st.src[1]], st.src[1].dtype)).reshape(-1)
+    for st in ast.src:
+        v = np.ascontiguousarray(cast_np(vals[st.src[1]], st.src[1].dtype)).reshape(-1)
+        if len(st.src) > 2: bufs[st.src[0].arg].data[st_indices(st.arg)[0] + vals[st.src[2]].reshape(-1)] = v  # in place, at its offset
+        else: bufs[st.src[0].arg].data = v
 
 # %% ../nbs/03_schedule.ipynb #47c25115
 def memory_plan(kernels:list[KernelPlan], roots:list[UOp]) -> dict[UOp, Buffer]:
@@ -153,7 +161,8 @@ def memory_plan(kernels:list[KernelPlan], roots:list[UOp]) -> dict[UOp, Buffer]:
     for k, (outs, _, ins) in enumerate(kernels):
         for u in outs:
             key = (u.device, math.prod(u.shape), u.dtype)
-            bufs[u] = free[key].pop() if u not in roots and free.get(key) else Buffer(u.device, math.prod(u.shape), u.dtype)
+            if u.op is Ops.ASSIGN: bufs[u] = u.src[0].arg  # written where it is
+            else: bufs[u] = free[key].pop() if u not in roots and free.get(key) else Buffer(u.device, math.prod(u.shape), u.dtype)
         for i in ins:
             if last[i] == k and i in bufs and i not in roots: free.setdefault((i.device, math.prod(i.shape), i.dtype), []).append(bufs[i])
     return bufs
@@ -198,3 +207,45 @@ def run_schedule(items:list[ScheduleItem], run=run_kernel) -> None:
     for si in items:
         if si.ast.op is Ops.COPY: si.bufs[0].data = si.bufs[1].data.copy()
         else: run(si.ast, si.bufs)
+
+# %% ../nbs/03_schedule.ipynb #b67745a1
+def write_view(t:Tensor) -> tuple[UOp, ShapeTracker]|None:
+    "(its `BUFFER`, the view) if `t` is movement ops on a realized buffer naming each element at most once, a place a write can go; else None."
+    if (st := t.uop.st) is None or len(st.views) > 1: return None
+    if (v := st.views[0]).mask is not None or any(s == 0 and n > 1 for s, n in zip(v.strides, v.shape)): return None
+    u = t.uop
+    while u.op is not Ops.BUFFER: u = u.src[0]
+    return u, st
+def in_place(t:Tensor) -> tuple[UOp, ShapeTracker]|None:
+    "`write_view(t)` when `t` is part of a buffer (not all of it, which `assign` gives a new value instead), else None."
+    return None if (t.uop.src[0] if t.uop.op is Ops.RESHAPE else t.uop).op is Ops.BUFFER else write_view(t)
+def write(buf:UOp, st:ShapeTracker, v:Tensor, off:Tensor|None=None) -> None:
+    "Write `v` into `BUFFER` `buf` through view `st`, `off` (int32, `v`'s shape) elements further on: one kernel, now."
+    if buf in v.uop.toposort: v = v.contiguous()  # it reads what it overwrites: into a buffer of its own first
+    off = Tensor.zeros(v.shape, dtype=dtypes.int32, device=v.device) if off is None else off
+    u = UOp(Ops.ASSIGN, v.dtype, (buf, v.uop, off.uop), st)
+    backends.get(u.device, lambda roots: run_schedule(schedule_uops(roots)[0]))([u])
+_assign, _setitem = Tensor.assign, Tensor.__setitem__
+@patch_to(Tensor)
+def assign(self, x) -> Tensor:
+    "02a's `assign`; on a view of part of a realized buffer (`t[2:5]`, `t.shrink(...)`), a write into that part of the buffer, in place."
+    if (w := in_place(self)) is None: return _assign(self, x)
+    write(*w, _assign(Tensor(self.uop), x))  # 02a's checks, on a stand-in
+    return self
+def _var_index(i) -> bool: return isinstance(i, Tensor) and getattr(i, "_var", None) is not None and i.ndim == 0 and i._var[1] >= 0
+@patch_to(Tensor)
+def __setitem__(self, idx, v) -> None:
+    "01's `t[idx] = v`; on a realized tensor (not one wanting gradients) at ints, slices and at most one Variable, a write of `t[idx]` in place."
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    ts = [k for k, i in enumerate(idx) if isinstance(i, Tensor)]
+    if self.requires_grad or write_view(self) is None or len(ts) > 1 or ts and not _var_index(idx[ts[0]]): return _setitem(self, idx, v)
+    at = (lambda p: self[idx[:ts[0]] + (p,) + idx[ts[0] + 1:]]) if ts else lambda p: self[idx]
+    if (w := write_view(region := at(0))) is None: return _setitem(self, idx, v)
+    off = None
+    if ts:
+        p, (name, _, hi) = idx[ts[0]], idx[ts[0]]._var
+        try: at(hi)
+        except IndexError as e: raise IndexError(f"Variable {name} reaches {hi}, past the axis it indexes: {e}") from None
+        stride = write_view(at(1))[1].views[0].offset - w[1].views[0].offset if hi else 0
+        off = (p.to(self.device).cast(dtypes.int32) * stride).reshape((1,) * region.ndim).expand(region.shape)
+    write(*w, self._setitem_value(v, region.shape), off)

@@ -107,7 +107,7 @@ def patch_to(cls, name:str|None=None):
         return f
     return deco
 class Ops(Enum):
-    DEVICE, BUFFER, CONST, COPY, DETACH, CONTIGUOUS = auto(), auto(), auto(), auto(), auto(), auto()
+    DEVICE, BUFFER, CONST, COPY, DETACH, CONTIGUOUS, ASSIGN = auto(), auto(), auto(), auto(), auto(), auto(), auto()
     SINK, PARAM, VIEW, RANGE, ENDRANGE, DEFINE_ACC = auto(), auto(), auto(), auto(), auto(), auto()
     RESHAPE, PERMUTE, EXPAND, PAD, SHRINK, FLIP = auto(), auto(), auto(), auto(), auto(), auto()
     EXP2, LOG2, SIN, SQRT, RECIPROCAL, NEG, TRUNC = auto(), auto(), auto(), auto(), auto(), auto(), auto()
