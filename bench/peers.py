@@ -42,7 +42,7 @@ def torch_make(case, d:dict, compiled=False):
         return chain
     f = {"matmul": lambda a, b: a @ b, "conv2d": lambda x, w: F.conv2d(x, w, padding=1),
          "elementwise": lambda a, b, c: (a * b + c).relu().exp(), "softmax": lambda x: x.softmax(-1),
-         "layernorm": lambda x: F.layer_norm(x, x.shape[-1:]), "matvec": lambda w, x: w.float() @ x}[w]
+         "layernorm": lambda x: F.layer_norm(x, x.shape[-1:]), "matvec": lambda w, x: w.int() @ x.int() if x.dtype == torch.int8 else w.float() @ x}[w]
     f, args = torch.compile(f) if compiled else f, list(t.values())
     return lambda: f(*args)
 

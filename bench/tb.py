@@ -1,5 +1,5 @@
 "tinybook's side: every workload as tinybook code, each call realized so it runs all of its kernels."
-from tinybook import Tensor, nn
+from tinybook import Tensor, nn, dtypes
 from tinybook.nn.optim import Adam
 from .core import chain
 from tinybook.jit import TinyJit, Variable
@@ -45,6 +45,7 @@ def make(case, d:dict, device:str|None=None):
     if w == "softmax": return lambda: t["x"].softmax(-1).realize()
     if w == "layernorm": return lambda: t["x"].layernorm().realize()
     if w == "mlp": return _mlp(t, case.p["mode"] == "jit")
+    if w == "matvec" and case.p["kind"] == "int8 W·x": return lambda: (t["w"].cast(dtypes.int32) * t["x"].cast(dtypes.int32)).sum(1).realize()
     if w == "matvec": return lambda: (t["w"].float() @ t["x"]).realize()
     if w == "decode": return _decode(t, case.p["pos"])
     return _launch(t["x"], case.p["depth"], case.p["mode"])

@@ -11,9 +11,9 @@ from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_r
 # %% auto #0
 __all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'NARROW', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint',
            'srange', 'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
-           'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'Kernel', 'is_lane', 'is_index', 'fold_index',
-           'collapse_gather', 'plain_linear', 'eval_index', 'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base',
-           'interval', 'indexes', 'gathers', 'lane_opts', 'decompose']
+           'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'int8_dot', 'Kernel', 'is_lane', 'is_index',
+           'fold_index', 'collapse_gather', 'plain_linear', 'eval_index', 'run_linear', 'hand_coded_opts',
+           'opt_actions', 'lane_base', 'interval', 'indexes', 'gathers', 'lane_opts', 'decompose']
 
 # %% ../nbs/04_codegen.ipynb #20209e49
 def sint(v) -> UOp: return v if isinstance(v, UOp) else UOp(Ops.CONST, dtypes.int32, (), int(v))
@@ -144,6 +144,11 @@ def vectorizable(ast:UOp) -> str|None:
                                                                          u.dtype.itemsize != 4 and u.dtype is not dtypes.bool):
             return f"no 32-bit lanes: it has {u.op} on {u.dtype}"
     return None
+def int8_dot(ast:UOp) -> bool:
+    "Is `ast` a sum in int32 of products of two int8 loads (`(a.cast(int32) * b.cast(int32)).sum()`), which 04a maps to the host's dot instruction?"
+    red = next((u for u in ast.toposort if u.op is Ops.REDUCE), None)
+    return red is not None and red.arg[0] is Ops.ADD and red.dtype is dtypes.int32 and (m := red.src[0]).op is Ops.MUL and \
+        all(s.op is Ops.CAST and s.src[0].op is Ops.LOAD and s.src[0].dtype is dtypes.int8 for s in m.src)
 def _split_view(v:View, a:int, amt:int) -> View|None:
     "`v` with axis `a` split into (n/amt, amt), or None when its mask can't be split."
     n, s = v.shape[a], v.strides[a]
@@ -387,6 +392,7 @@ def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
     for b, n in sorted(ups, reverse=True):  # the last axis first, so the earlier ones keep their numbers
         while n > 1 and not _fits(k, Opt("UPCAST", b, n)): n //= 2
         if n > 1: k.apply_opt(Opt("UPCAST", b, n))
+    if int8_dot(k.ast) and k.types[(w := k.lane_axis()) - 1] == "r" and _fits(k, o := Opt("UNROLL", w - 1, 4)): k.apply_opt(o)  # 4 vectors a trip
     if (j := max(k.axes("g"), default=0)) == 0: return k.opts  # the innermost loop over tiles: it walks the reused operand
     tile = math.prod(k.full_shape[i] for i in range(j + 1, len(k.types)) if k.types[i] in "Uv") * 4  # bytes of a tile's row
     n = next(d for d in range(max(1, panel // (tile * math.prod(k.full_shape[i] for i in k.axes("rw")))), 0, -1) if k.full_shape[j] % d == 0)

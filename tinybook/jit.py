@@ -25,14 +25,19 @@ def _buf(t:Tensor) -> Buffer|None:
     u = t.uop.src[0] if t.uop.op is Ops.RESHAPE else t.uop
     return u.arg if u.op is Ops.BUFFER else None
 class _Capture:
-    "What one call did: the schedules it ran, the tensors it realized (graph, new buffer) and the tensors it assigned (old buffer)."
-    def __init__(self): self.runs, self.realized, self.assigned, self.draws = [], [], {}, []
-    def __call__(self, items:list, outs:dict, run): self.runs.append((items, outs, run))
+    "What one call did: the schedules it ran, the tensors it realized (graph, new buffer) and assigned (old buffer), the buffers it wrote in place."
+    def __init__(self): self.runs, self.realized, self.assigned, self.draws, self.written = [], [], {}, [], {}
+    def __call__(self, items:list, outs:dict, run):
+        self.runs.append((items, outs, run))
+        for si in items:  # 03's writes in place, about to run: the value each buffer had before, for `undo`
+            for b in [si.bufs[i] for i, st in enumerate(si.ast.src if si.ast.op is Ops.SINK else ()) if len(st.src) > 2]:
+                self.written.setdefault(id(b), (b, b.data.copy()))
     def drew(self, t:Tensor, make): self.draws.append((_buf(t), make))  # 00's rng_hooks: a replay draws anew with `make`
     def undo(self, rng:int):
-        "Put back what a refused capture changed: the values of the tensors it assigned, and the random counter."
+        "Put back what a refused capture changed: the values of the tensors it assigned, of the buffers it wrote in place, and the random counter."
         for t, old in self.assigned.values():
             if old is not None: t.uop = _node(old, t.shape)
+        for b, v in self.written.values(): b.data = v
         Tensor._rng_counter = rng
 _realize, _numpy, _assign = Tensor.realize, Tensor.numpy, Tensor.assign
 @patch_to(Tensor)

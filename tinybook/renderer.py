@@ -11,7 +11,8 @@ from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base
 # %% auto #0
 __all__ = ['c_types', 'C_INCLUDES', 'C_F16', 'C_BF16', 'C_FREESTANDING', 'c_const', 'c_alu', 'c_index', 'c_bitcast_bf16', 'vtype',
            'vbroadcast', 'lane_values', 'at_lane', 'vector_load', 'vector_store', 'vcast_steps', 'vector_alu',
-           'hred_name', 'vector_prelude', 'outer_loop', 'Renderer', 'CRenderer', 'FreestandingCRenderer']
+           'dot_i8_args', 'c_dot_i8', 'hred_name', 'vector_prelude', 'outer_loop', 'Renderer', 'CRenderer',
+           'FreestandingCRenderer']
 
 # %% ../nbs/04a_renderer.ipynb #510e322c
 c_types = {dtypes.bool: "bool", dtypes.int8: "int8_t", dtypes.uint8: "uint8_t", dtypes.int16: "int16_t", dtypes.uint16: "uint16_t",
@@ -120,6 +121,34 @@ def vector_alu(op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:
     if op is Ops.RECIPROCAL: return f"({vbroadcast(c_const(1, d), d)}/{a[0]})"
     if op is Ops.SQRT: return f"({{{T} t = {a[0]}; for (int l = 0; l < (int)(sizeof(t) / 4); l++) t[l] = __builtin_sqrtf(t[l]); t;}})"
     return c_alu(op, d, a)
+def dot_i8_args(u:UOp, lane:UOp) -> list[tuple[UOp, UOp]]|None:
+    "For a `REDUCE` adding products of two int8 vector loads, 4 vectors a trip (04's `int8_dot`), each operand's (first load, its base), else None."
+    vals, n = [v for v in u.src if v.op is not Ops.RANGE], lane.arg[1]
+    ok = lambda s: s.op is Ops.CAST and s.src[0].op is Ops.LOAD and s.src[0].dtype is dtypes.int8 and len(s.src[0].src) == 2
+    if u.arg is not Ops.ADD or u.dtype is not dtypes.int32 or len(vals) != 4: return None
+    if not all(v.op is Ops.MUL and all(map(ok, v.src)) for v in vals): return None
+    base = [[lane_base(s.src[0].src[1], lane) for s in v.src] for v in vals]  # 4 vectors in a row in each operand
+    if any(b is None for bs in base for b in bs) or any(base[k][j] is not sadd(base[0][j], sint(k * n)) for k in range(4) for j in range(2)):
+        return None
+    return [(s.src[0], b) for s, b in zip(vals[0].src, base[0])]
+def c_dot_i8(n:int) -> str:
+    "C for `dot_i8(acc, a, b)`: `acc` plus the products of 4n int8 pairs, in n int32 lanes; VNNI or AVX2 where the target has them, else vectors."
+    isa = {16: [("__AVX512VNNI__", "_mm512", "__m512i", "si512")], 8: [("__AVX512VNNI__) && defined(__AVX512VL__", "_mm256", "__m256i", "si256"),
+                                                                      ("__AVXVNNI__", "_mm256", "__m256i", "si256")]}.get(n, [])
+    vnni = "".join(f"#{'el' * bool(i)}if defined({c})  /* u8·s8 dot of 4 bytes per lane: a+128 as unsigned, less 128 times the sum of b */\n"
+                   f"  {T} x, y, m = {p}_set1_epi8(-128); __builtin_memcpy(&x, a, {4 * n}); __builtin_memcpy(&y, b, {4 * n});\n"
+                   f"  return (vint32_t){p}_sub_epi32({p}_dpbusd{'_avx' * (c == '__AVXVNNI__')}_epi32(({T})acc, {p}_xor_{s}(x, m), y), "
+                   f"{p}_dpbusd{'_avx' * (c == '__AVXVNNI__')}_epi32({p}_setzero_{s}(), m, y));\n" for i, (c, p, T, s) in enumerate(isa))
+    avx2 = ("#elif defined(__AVX2__)  /* int8 widened to int16, multiplied and added in pairs */\n  __m128i x0, x1, y0, y1;\n"
+            "  __builtin_memcpy(&x0, a, 16); __builtin_memcpy(&x1, a + 16, 16); __builtin_memcpy(&y0, b, 16); __builtin_memcpy(&y1, b + 16, 16);\n"
+            "  return acc + (vint32_t)_mm256_add_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(x0), _mm256_cvtepi8_epi16(y0)), "
+            "_mm256_madd_epi16(_mm256_cvtepi8_epi16(x1), _mm256_cvtepi8_epi16(y1)));\n") * (n == 8)
+    cv = lambda v: f"__builtin_convertvector(__builtin_convertvector({v}, vint16_t), vint32_t)"
+    gen = (f"  for (int k = 0; k < 4; k++) {{ vint8_t x, y; __builtin_memcpy(&x, a + k * {n}, {n}); __builtin_memcpy(&y, b + k * {n}, {n}); "
+           f"acc += {cv('x')} * {cv('y')}; }}\n  return acc;\n")
+    body = f"{vnni}{avx2}#else\n{gen}#endif\n" if vnni or avx2 else gen
+    return ("#if defined(__x86_64__)\n#include <immintrin.h>\n#endif\n" * bool(vnni or avx2) +
+            f"static inline vint32_t dot_i8(vint32_t acc, const int8_t *a, const int8_t *b) {{\n{body}}}\n")
 def hred_name(op:Ops, d:DType) -> str: return f"hred_{op.name}_{vtype(d)}"  # the function that combines the lanes of a `d` vector by `op`
 def vector_prelude(lin:list[UOp], lane:UOp, vec:set) -> str:
     "The vector types of a kernel with lanes, and the functions that reduce a vector accumulator's lanes."
@@ -148,6 +177,7 @@ class Renderer:
 class CRenderer(Renderer):
     "C for the CPU. Other languages (05) override the hooks: `prelude`, `buf_type`, `signature`, `loop`, `bitcast`, `const`, `alu`, ..."
     device, rounded, headers, cflags = "CPU", {dtypes.bfloat16: "rbf"}, C_INCLUDES, ()  # cflags: what 05a's compiler needs for this C
+    host_dot = True  # int8 dot products through the host's instructions (`c_dot_i8`); 05b's GPU renderers have none
     # rounded: dtypes computed as float, rounded to theirs after each op by this function
     @property
     def lane_supported(self) -> set: return self.supported - {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.TRUNC}  # no vector libm
@@ -182,6 +212,7 @@ class CRenderer(Renderer):
         lane, vec = lane_values(lin)
         names, accs, lines, depth, outer = {}, {}, [], 1, outer_loop(lin)
         vacc = {u.src[0] for u in lin if u.op is Ops.DEFINE_ACC and u in vec}  # reduces whose accumulator is a vector
+        dots = {u: d for u in vacc if self.host_dot and (d := dot_i8_args(u, lane))}  # int8 dot products: `dot_i8`
         ex = lambda u: names.get(u) or c_index(u, self.const, vec, names)
         vx = lambda u, d: ex(u) if u in vec else vbroadcast(ex(u), d)  # an operand of a vector op
         def let(u:UOp, code:str):
@@ -203,6 +234,8 @@ class CRenderer(Renderer):
                 init = self.const(u.arg, u.dtype)
                 decl = f"{vtype(u.dtype)} {acc} = {vbroadcast(init, u.dtype)};" if u in vec else self.decl(u.dtype, acc, init, mutable=True)
                 lines.append((depth, decl))
+            elif u.op is Ops.REDUCE and u in dots:
+                lines.append((depth, f"{accs[u]} = dot_i8({accs[u]}, {', '.join(f'data{ld.src[0].arg}+{ex(b)}' for ld, b in dots[u])});"))
             elif u.op is Ops.REDUCE:
                 upd = ((lambda v: self.vector_alu(u.arg, u.dtype, [accs[u], vx(v, u.dtype)])) if u in vacc else
                        lambda v: self.alu(u.arg, u.dtype, [accs[u], ex(v)], u.dtype))
@@ -214,7 +247,7 @@ class CRenderer(Renderer):
             elif u in vec: let(u, self.vector_alu(u.op, u.dtype, [vx(s, s.dtype) for s in u.src], u.src[-1].dtype))
             elif u.op is Ops.BITCAST: let(u, self.bitcast(u, ex(u.src[0])))
             else: let(u, self.alu(u.op, u.dtype, [ex(s) for s in u.src], u.src[-1].dtype))
-        head += vector_prelude(lin, lane, vec) if lane is not None else ""
+        head += (vector_prelude(lin, lane, vec) + c_dot_i8(lane.arg[1]) * bool(dots)) if lane is not None else ""
         return head + self.signature(name, params) + " {\n" + "".join("  " * d + ln + "\n" for d, ln in lines) + "}\n"
 
 # %% ../nbs/04a_renderer.ipynb #c57fe043

@@ -10,12 +10,11 @@ from dataclasses import dataclass
 from .tensor import Tensor, UOp, Ops, GroupOp, Buffer, View, ShapeTracker, dtypes, patch_to, exec_rules, cast_np, getenv, backends
 import tinybook.ops  # noqa: F401, the Tensor API whose graphs are scheduled
 import tinybook.autograd  # noqa: F401, gradients flow through contiguous()
-import tinybook.nn  # noqa: F401, 02a's assign, which writes in place extend
 
 # %% auto #0
 __all__ = ['UNSAFE_PAD', 'REUSE', 'ScheduleItem', 'kernel_name', 'KernelPlan', 'create_schedule', 'st_indices', 'run_kernel',
            'memory_plan', 'schedule_cache', 'cached_schedule', 'print_schedule', 'schedule_uops', 'run_schedule',
-           'write_view', 'in_place', 'write']
+           'write_view', 'in_place', 'write_into']
 
 # %% ../nbs/03_schedule.ipynb #6ff60d9f
 @dataclass
@@ -219,18 +218,19 @@ def write_view(t:Tensor) -> tuple[UOp, ShapeTracker]|None:
 def in_place(t:Tensor) -> tuple[UOp, ShapeTracker]|None:
     "`write_view(t)` when `t` is part of a buffer (not all of it, which `assign` gives a new value instead), else None."
     return None if (t.uop.src[0] if t.uop.op is Ops.RESHAPE else t.uop).op is Ops.BUFFER else write_view(t)
-def write(buf:UOp, st:ShapeTracker, v:Tensor, off:Tensor|None=None) -> None:
+def write_into(buf:UOp, st:ShapeTracker, v:Tensor, off:Tensor|None=None) -> None:
     "Write `v` into `BUFFER` `buf` through view `st`, `off` (int32, `v`'s shape) elements further on: one kernel, now."
     if buf in v.uop.toposort: v = v.contiguous()  # it reads what it overwrites: into a buffer of its own first
     off = Tensor.zeros(v.shape, dtype=dtypes.int32, device=v.device) if off is None else off
     u = UOp(Ops.ASSIGN, v.dtype, (buf, v.uop, off.uop), st)
     backends.get(u.device, lambda roots: run_schedule(schedule_uops(roots)[0]))([u])
-_assign, _setitem = Tensor.assign, Tensor.__setitem__
+from .nn import assign as _assign  # 02a's and 01's, as defined there (not as patched here)
+from .ops import __setitem__ as _setitem
 @patch_to(Tensor)
 def assign(self, x) -> Tensor:
     "02a's `assign`; on a view of part of a realized buffer (`t[2:5]`, `t.shrink(...)`), a write into that part of the buffer, in place."
     if (w := in_place(self)) is None: return _assign(self, x)
-    write(*w, _assign(Tensor(self.uop), x))  # 02a's checks, on a stand-in
+    write_into(*w, _assign(Tensor(self.uop), x))  # 02a's checks, on a stand-in
     return self
 def _var_index(i) -> bool: return isinstance(i, Tensor) and getattr(i, "_var", None) is not None and i.ndim == 0 and i._var[1] >= 0
 @patch_to(Tensor)
@@ -248,4 +248,4 @@ def __setitem__(self, idx, v) -> None:
         except IndexError as e: raise IndexError(f"Variable {name} reaches {hi}, past the axis it indexes: {e}") from None
         stride = write_view(at(1))[1].views[0].offset - w[1].views[0].offset if hi else 0
         off = (p.to(self.device).cast(dtypes.int32) * stride).reshape((1,) * region.ndim).expand(region.shape)
-    write(*w, self._setitem_value(v, region.shape), off)
+    write_into(*w, _assign(Tensor(region.uop), self._setitem_value(v, region.shape)), off)  # a value on another device: 02a's error

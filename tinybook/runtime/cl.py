@@ -72,6 +72,7 @@ class WorkgroupRenderer:
     "`workgroup`'s kernels for a C-like GPU language (mixed in before CRenderer): its `ids`, local memory's qualifier `shared` and its `barrier`."
     has_local, wg, ids, shared, barrier = True, None, CL_IDS, "__local", "barrier(CLK_LOCAL_MEM_FENCE);"  # wg: this kernel's, while it renders
     sum_loop = "for (int i = 1; i < {n}; i++)"  # how the group's sum loops over its items
+    host_dot = False  # no x86 intrinsics in a GPU language (04a's `dot_i8`)
     copy_loop, max_tiles = "for (int e = {i}; e < {n}; e += {step})", 16384  # how items share a tile's copy; its bytes (WebGPU's least)
     def render(self, name:str, lin:list[UOp]) -> str:
         self.wg = workgroup(lin, *self.ids)
