@@ -6,7 +6,8 @@
 from __future__ import annotations
 import math, functools, numpy as np
 from .tensor import (Tensor, UOp, Ops, GroupOp, DType, dtypes, to_dtype, cast_np, f32_to_bf16, bf16_to_f32, least_upper_dtype,
-                             least_upper_float, sum_acc_dtype, exec_rules, patch_to, argfix, getenv, _axis, _py_dtype, _idx_int, _rg, arange_args)
+                             least_upper_float, sum_acc_dtype, exec_rules, patch_to, argfix, getenv, _axis, _py_dtype, _idx_int, _rg, arange_args,
+                             writers)
 
 # %% auto #0
 __all__ = ['primitives', 'symbolic_simple', 'ERF_COEF', 'SCAN_BLOCK', 'SCATTER_REDUCE', 'UPat', 'PatternMatcher', 'graph_rewrite',
@@ -966,13 +967,15 @@ def _unindex(self, flips, ranges, steps, shape:tuple) -> Tensor:
 def _setitem_value(self, v, target:tuple) -> Tensor:
     "The value `t[idx] = v` writes: `v` in this tensor's dtype, broadcast to the indexed shape `target` (leading 1s dropped)."
     v = (v if isinstance(v, Tensor) else Tensor(_scalar(v), self.device, self.dtype)).cast(self.dtype)
+    if v.device != self.device: raise ValueError(f"cannot assign a value on {v.device} to a tensor on {self.device}: move it with .to() first")
     while v.ndim > len(target) and v.shape[0] == 1: v = v.reshape(v.shape[1:])
     if v.ndim > len(target) or any(a not in (1, b) for a, b in zip(v.shape[::-1], target[::-1])):
         raise ValueError(f"cannot assign a value of shape {v.shape} to an index of shape {target}")
     return v._expand_to(target)
 @patch_to(Tensor)
 def __setitem__(self, idx, v) -> None:
-    "Assign `v` (broadcast) to `self[idx]`; the tensor now refers to the updated value."
+    "Assign `v` (broadcast) to `self[idx]`; the tensor now refers to the updated value (or a later chapter's `writers` write it in place)."
+    if any(w(self, idx, v) for w in writers.values()): return
     flips, ranges, steps, target, tix = self._index_plan(idx)
     if tix: target = self[idx].shape  # tensor indices broadcast: only the gather knows the shape
     v = self._setitem_value(v, target)

@@ -9,10 +9,10 @@ from .tensor import UOp, Ops, GroupOp, DType, dtypes
 from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base, interval, NARROW
 
 # %% auto #0
-__all__ = ['c_types', 'C_INCLUDES', 'C_F16', 'C_BF16', 'C_FREESTANDING', 'c_const', 'c_alu', 'c_index', 'c_bitcast_bf16', 'vtype',
-           'vbroadcast', 'lane_values', 'at_lane', 'vector_load', 'vector_store', 'vcast_steps', 'vector_alu',
-           'dot_i8_args', 'c_dot_i8', 'hred_name', 'vector_prelude', 'outer_loop', 'Renderer', 'CRenderer',
-           'FreestandingCRenderer']
+__all__ = ['c_types', 'C_INCLUDES', 'C_F16', 'C_BF16', 'C_VBF16', 'C_FREESTANDING', 'c_const', 'c_alu', 'c_index',
+           'c_bitcast_bf16', 'vtype', 'vbroadcast', 'lane_values', 'at_lane', 'vector_load', 'vector_store',
+           'vcast_steps', 'vector_alu', 'dot_i8_args', 'c_dot_i8', 'hred_name', 'vector_prelude', 'outer_loop',
+           'Renderer', 'CRenderer', 'FreestandingCRenderer']
 
 # %% ../nbs/04a_renderer.ipynb #510e322c
 c_types = {dtypes.bool: "bool", dtypes.int8: "int8_t", dtypes.uint8: "uint8_t", dtypes.int16: "int16_t", dtypes.uint16: "uint16_t",
@@ -85,18 +85,20 @@ def at_lane(u:UOp, lane:UOp, l:int) -> UOp:
 def vector_load(u:UOp, lane:UOp, ex) -> str:
     "C for a `LOAD` whose value differs between lanes: contiguous if it can be (where every lane is valid), else a gather."
     buf, idx, valid, T = f"data{u.src[0].arg}", u.src[1], u.src[2] if len(u.src) > 2 else None, vtype(u.dtype)
-    at = lambda x, l: ex(at_lane(x, lane, l))
-    one = lambda l: f"{buf}[{at(idx, l)}]" if valid is None else f"({at(valid, l)}?{buf}[{at(idx, l)}]:0)"
+    at, bf = lambda x, l: ex(at_lane(x, lane, l)), u.dtype is dtypes.bfloat16  # bfloat16: its 16 bits, a float's high half
+    one = lambda l: f"{'bf2f' * bf}({buf}[{at(idx, l)}])" if valid is None else f"({at(valid, l)}?{'bf2f' * bf}({buf}[{at(idx, l)}]):0)"
     gather = f"(({T}){{{', '.join(one(l) for l in range(lane.arg[1]))}}})"
     if (base := lane_base(idx, lane)) is None or not interval(valid, lane): return gather
-    val = f"({{{T} t; __builtin_memcpy(&t, {buf}+{ex(base)}, sizeof(t)); t;}})"
+    val = (f"({{vuint16_t t; __builtin_memcpy(&t, {buf}+{ex(base)}, sizeof(t)); ({T})(__builtin_convertvector(t, vuint32_t) << 16);}})" if bf else
+           f"({{{T} t; __builtin_memcpy(&t, {buf}+{ex(base)}, sizeof(t)); t;}})")
     if valid is None: return val
     if lane not in valid.toposort: return f"({ex(valid)}?{val}:({T}){{}})"
     return f"(({at(valid, 0)})&&({at(valid, lane.arg[1] - 1)})?{val}:{gather})"  # valid on an interval: both ends valid, all valid
 def vector_store(u:UOp, lane:UOp, vec:set, ex) -> str:
     "C for a `STORE` to lane-dependent addresses: one contiguous store, or a store per lane."
     buf, idx, val = f"data{u.src[0].arg}", u.src[1], u.src[2]
-    head = f"{{{vtype(val.dtype)} t = {ex(val) if val in vec else vbroadcast(ex(val), val.dtype)}; "
+    v = ex(val) if val in vec else vbroadcast(ex(val), val.dtype)
+    head = f"{{vuint16_t t = vf2bf({v}); " if val.dtype is dtypes.bfloat16 else f"{{{vtype(val.dtype)} t = {v}; "  # bfloat16: its 16 bits
     if (base := lane_base(idx, lane)) is not None: return head + f"__builtin_memcpy({buf}+{ex(base)}, &t, sizeof(t));}}"
     return head + " ".join(f"{buf}[{ex(at_lane(idx, lane, l))}] = t[{l}];" for l in range(lane.arg[1])) + "}"
 def vcast_steps(sd:DType, d:DType) -> list[DType]:
@@ -149,16 +151,24 @@ def c_dot_i8(n:int) -> str:
     body = f"{vnni}{avx2}#else\n{gen}#endif\n" if vnni or avx2 else gen
     return ("#if defined(__x86_64__)\n#include <immintrin.h>\n#endif\n" * bool(vnni or avx2) +
             f"static inline vint32_t dot_i8(vint32_t acc, const int8_t *a, const int8_t *b) {{\n{body}}}\n")
+C_VBF16 = """static inline vuint16_t vf2bf(vfloat f) {
+  vuint32_t u = (vuint32_t)f, r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16, nan = (vuint32_t)(f != f);
+  return __builtin_convertvector((nan & 0x7FC0) | (~nan & r), vuint16_t);
+}
+static inline vfloat vrbf(vfloat f) { return (vfloat)(__builtin_convertvector(vf2bf(f), vuint32_t) << 16); }
+"""
 def hred_name(op:Ops, d:DType) -> str: return f"hred_{op.name}_{vtype(d)}"  # the function that combines the lanes of a `d` vector by `op`
 def vector_prelude(lin:list[UOp], lane:UOp, vec:set) -> str:
     "The vector types of a kernel with lanes, and the functions that reduce a vector accumulator's lanes."
     ds = ({u.dtype for u in vec} | {u.src[2].dtype for u in vec if u.op is Ops.STORE}) - {dtypes.void}  # a stored scalar is broadcast
     ds |= {m for u in vec if u.op is Ops.CAST for m in vcast_steps(u.src[0].dtype, u.dtype)}
-    ds = sorted({dtypes.int32 if d is dtypes.bool else d for d in ds} | {dtypes.int32}, key=str)
+    bf = dtypes.bfloat16 in ds  # held as floats, moved as 16 bits: `vf2bf` rounds as 00's f32_to_bf16, `vrbf` after each op
+    ds = sorted({dtypes.int32 if d is dtypes.bool else dtypes.float32 if d is dtypes.bfloat16 else d for d in ds} | {dtypes.int32} |
+                ({dtypes.uint16, dtypes.uint32} if bf else set()), key=str)
     reds = sorted({(u.arg, u.dtype) for u in lin if u.op is Ops.REDUCE and lane in u.src}, key=str)
     n, steps = lane.arg[1], [lane.arg[1] >> i for i in range(1, lane.arg[1].bit_length())]  # a tree: halves, quarters, ...
     rot = lambda s: ", ".join(str((i + s) % n) for i in range(n))
-    return "".join(f"typedef {c_types[d]} {vtype(d)} __attribute__((vector_size({d.itemsize * n})));\n" for d in ds) + "".join(
+    return "".join(f"typedef {c_types[d]} {vtype(d)} __attribute__((vector_size({d.itemsize * n})));\n" for d in ds) + C_VBF16 * bf + "".join(
         f"static inline {c_types[d]} {hred_name(op, d)}({vtype(d)} t) {{ " + "".join(
         f"{{{vtype(d)} u = __builtin_shufflevector(t, t, {rot(s)}); t = {vector_alu(op, d, ['t', 'u'])};}} " for s in steps) + "return t[0]; }\n"
         for op, d in reds)
@@ -217,7 +227,7 @@ class CRenderer(Renderer):
         vx = lambda u, d: ex(u) if u in vec else vbroadcast(ex(u), d)  # an operand of a vector op
         def let(u:UOp, code:str):
             names[u] = f"v{len(names)}"
-            if (r := self.rounded.get(u.dtype)) and u.op is not Ops.LOAD: code = f"{r}({code})"
+            if (r := self.rounded.get(u.dtype)) and u.op is not Ops.LOAD: code = f"{'v' * (u in vec)}{r}({code})"  # a vector: `vrbf`
             lines.append((depth, f"{vtype(u.dtype)} {names[u]} = {code};" if u in vec else self.decl(u.dtype, names[u], code)))
         lines += [(1, ln) for ln in self.begin(lin)]
         if lane is not None: lines.append((1, f"{vtype(dtypes.int32)} {lane.arg[0]} = {{{', '.join(map(str, range(lane.arg[1])))}}};"))

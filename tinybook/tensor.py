@@ -11,10 +11,10 @@ from functools import cached_property
 
 # %% auto #0
 __all__ = ['promo_lattice', 'backends', 'device_checks', 'unsupported_dtypes', 'ALIASES', 'exec_rules', 'buffer_makers',
-           'THREEFRY_ROT', 'rng_hooks', 'DType', 'dtypes', 'to_dtype', 'least_upper_dtype', 'least_upper_float',
-           'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32', 'cast_np', 'patch_to', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta',
-           'UOp', 'strides_for', 'View', 'ShapeTracker', 'argfix', 'Tensor', 'getenv', 'Context', 'interpret',
-           'is_dtype_supported', 'compute', 'arange_args', 'threefry2x32']
+           'writers', 'THREEFRY_ROT', 'rng_hooks', 'DType', 'dtypes', 'to_dtype', 'least_upper_dtype',
+           'least_upper_float', 'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32', 'cast_np', 'patch_to', 'Ops', 'GroupOp',
+           'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker', 'argfix', 'Tensor', 'getenv', 'Context',
+           'interpret', 'is_dtype_supported', 'compute', 'arange_args', 'threefry2x32']
 
 # %% ../nbs/00_tensor.ipynb #fb7e92a6
 @dataclass(frozen=True, eq=False)
@@ -413,6 +413,7 @@ def _interpret_all(roots:list[UOp]) -> list[np.ndarray]:
     vals = {}
     return [interpret(r, vals) for r in roots]
 buffer_makers: dict = {}  # device kind -> fn(device, size, dtype) giving `Tensor.empty`'s memory (05's DISK maps a file)
+writers: dict = {}  # name -> fn(t, idx, v) -> bool: writes `t[idx] = v` (idx None: all of t) in place if it can (03's), asked first
 def is_dtype_supported(d:DType, device:str|None=None) -> bool: return d not in unsupported_dtypes.get(_dev(device, check=False), ())
 def compute(roots:list[UOp]) -> list:
     "The values of `roots` (on one device): `Buffer`s from that device's backend, or arrays from the interpreter if it has none."

@@ -5,7 +5,7 @@
 # %% ../../nbs/02a_nn.ipynb #4c658859
 from __future__ import annotations
 import math
-from ..tensor import Tensor, dtypes, patch_to, is_dtype_supported
+from ..tensor import Tensor, dtypes, patch_to, is_dtype_supported, writers
 import tinybook.autograd  # noqa: F401, layers are trained through it
 
 # %% auto #0
@@ -19,7 +19,7 @@ def assign(self, x) -> Tensor:
     x = x if isinstance(x, Tensor) else Tensor.full(self.shape, x, self.dtype, self.device)
     if (x.shape, x.dtype, x.device) != (self.shape, self.dtype, self.device):
         raise ValueError(f"assign: value is {x.shape} {x.dtype} on {x.device}, the tensor is {self.shape} {self.dtype} on {self.device}")
-    self.uop = x.uop
+    if not any(w(self, None, x) for w in writers.values()): self.uop = x.uop  # a view of part of a buffer: 03 writes it in place
     return self
 @patch_to(Tensor)
 def linear(self, weight:Tensor, bias:Tensor|None=None) -> Tensor:
