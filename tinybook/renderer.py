@@ -11,8 +11,8 @@ from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base
 # %% auto #0
 __all__ = ['c_types', 'C_INCLUDES', 'C_F16', 'C_BF16', 'C_VBF16', 'C_FREESTANDING', 'c_const', 'c_alu', 'c_index',
            'c_bitcast_bf16', 'vtype', 'vbroadcast', 'lane_values', 'at_lane', 'vector_load', 'vector_store',
-           'vcast_steps', 'vector_alu', 'dot_i8_args', 'c_dot_i8', 'hred_name', 'vector_prelude', 'outer_loop',
-           'Renderer', 'CRenderer', 'FreestandingCRenderer']
+           'vcast_steps', 'vector_alu', 'dot_i8_args', 'c_dot_i8', 'c_widen8', 'hred_name', 'vector_prelude',
+           'outer_loop', 'Renderer', 'CRenderer', 'FreestandingCRenderer']
 
 # %% ../nbs/04a_renderer.ipynb #510e322c
 c_types = {dtypes.bool: "bool", dtypes.int8: "int8_t", dtypes.uint8: "uint8_t", dtypes.int16: "int16_t", dtypes.uint16: "uint16_t",
@@ -151,6 +151,16 @@ def c_dot_i8(n:int) -> str:
     body = f"{vnni}{avx2}#else\n{gen}#endif\n" if vnni or avx2 else gen
     return ("#if defined(__x86_64__)\n#include <immintrin.h>\n#endif\n" * bool(vnni or avx2) +
             f"static inline vint32_t dot_i8(vint32_t acc, const int8_t *a, const int8_t *b) {{\n{body}}}\n")
+def c_widen8(n:int, ds:set) -> str:
+    "C for `widen_int8`/`widen_uint8` (of `ds`): n bytes to n int32 lanes in one instruction where the target has it, else a doubling at a time."
+    isa = {16: ("__AVX512F__", "__m128i t; __builtin_memcpy(&t, &x, 16); return (vint32_t)_mm512_cvtep{s}8_epi32(t);"),
+           8: ("__AVX2__", "return (vint32_t)_mm256_cvtep{s}8_epi32(_mm_loadl_epi64((const __m128i *)&x));")}.get(n)
+    out = "#if defined(__x86_64__)\n#include <immintrin.h>\n#endif\n" * bool(isa)
+    for t, s, h in [w for w in (("int8_t", "i", "int16_t"), ("uint8_t", "u", "uint16_t")) if getattr(dtypes, w[0][:-2]) in ds]:
+        gen = f"return __builtin_convertvector(__builtin_convertvector(x, v{h}), vint32_t);"
+        body = f"#if defined({isa[0]})\n  {isa[1].format(s=s)}\n#else\n  {gen}\n#endif\n" if isa else f"  {gen}\n"
+        out += f"static inline vint32_t widen_{t[:-2]}(v{t} x) {{\n{body}}}\n"
+    return out
 C_VBF16 = """static inline vuint16_t vf2bf(vfloat f) {
   vuint32_t u = (vuint32_t)f, r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16, nan = (vuint32_t)(f != f);
   return __builtin_convertvector((nan & 0x7FC0) | (~nan & r), vuint16_t);
@@ -193,7 +203,10 @@ class CRenderer(Renderer):
     def lane_supported(self) -> set: return self.supported - {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.TRUNC}  # no vector libm
     def const(self, v, d:DType) -> str: return c_const(v, d)
     def alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str: return c_alu(op, d, a)  # sd: the operands' dtype
-    def vector_alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str: return vector_alu(op, d, a, sd)  # on lane values
+    def vector_alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:  # on lane values; bytes widened by `c_widen8`
+        if op is Ops.CAST and self.host_dot and sd in (dtypes.int8, dtypes.uint8) and d.itemsize == 4:
+            return vector_alu(op, d, [f"widen_{sd.name}({a[0]})"], dtypes.int32) if d is not dtypes.int32 else f"widen_{sd.name}({a[0]})"
+        return vector_alu(op, d, a, sd)
     def decl(self, d:DType, name:str, code:str, mutable:bool=False) -> str: return f"{c_types[d]} {name} = {code};"
     def load(self, u:UOp, idx:str) -> str: return f"bf2f(data{u.src[0].arg}[{idx}])" if u.dtype is dtypes.bfloat16 else f"data{u.src[0].arg}[{idx}]"
     def store(self, u:UOp, idx:str, val:str) -> str: return f"data{u.src[0].arg}[{idx}] = {'f2bf' * (u.src[2].dtype is dtypes.bfloat16)}({val});"
@@ -257,7 +270,9 @@ class CRenderer(Renderer):
             elif u in vec: let(u, self.vector_alu(u.op, u.dtype, [vx(s, s.dtype) for s in u.src], u.src[-1].dtype))
             elif u.op is Ops.BITCAST: let(u, self.bitcast(u, ex(u.src[0])))
             else: let(u, self.alu(u.op, u.dtype, [ex(s) for s in u.src], u.src[-1].dtype))
-        head += (vector_prelude(lin, lane, vec) + c_dot_i8(lane.arg[1]) * bool(dots)) if lane is not None else ""
+        wide = {u.src[0].dtype for u in vec if u.op is Ops.CAST and u.src[0].dtype in (dtypes.int8, dtypes.uint8) and u.dtype.itemsize == 4}
+        if lane is not None:
+            head += vector_prelude(lin, lane, vec) + c_widen8(lane.arg[1], wide) * bool(wide and self.host_dot) + c_dot_i8(lane.arg[1]) * bool(dots)
         return head + self.signature(name, params) + " {\n" + "".join("  " * d + ln + "\n" for d, ln in lines) + "}\n"
 
 # %% ../nbs/04a_renderer.ipynb #c57fe043
