@@ -8,7 +8,7 @@ import os, json, math, time, ctypes, base64, pickle, shutil, hashlib, argparse, 
 from pathlib import Path
 from typing import Callable, NamedTuple
 from .tensor import Tensor, UOp, Ops, GroupOp, dtypes, backends, buffer_makers, device_checks, _dev, getenv, f32_to_bf16, bf16_to_f32
-from .schedule import kernel_name, schedule_uops, run_schedule, run_kernel
+from .schedule import kernel_name, schedule_uops, run_schedule, run_kernel, kept_outputs
 from .codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, run_linear, plain_linear
 from .renderer import Renderer, CRenderer
 from .nn.state import replacing
@@ -231,7 +231,7 @@ def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
     if key not in compiled_kernels:
         opts = dev.beam(ast, bufs, width) if (width := getenv("BEAM")) and not images else dev.opts(ast)
         compiled_kernels[key] = dev.kernel(ast, opts, key[3])
-    p, kept = compiled_kernels[key], [len(st.src) > 2 for st in ast.src]  # kept: 03's in-place writes, into the memory the buffer has
+    p, kept = compiled_kernels[key], [i in kept_outputs(ast) for i in range(nout)]  # 03's in-place writes, into the memory the buffer has
     if dev.host_memory:  # new host arrays for the outputs, the buffers' own for the inputs: nothing is copied
         tm = p(*(arrays := [host_array(b, i < nout and not kept[i], dev.host_dtype(b.dtype)) for i, b in enumerate(bufs)]))
         for b, a in zip(bufs[:nout], arrays):

@@ -8,7 +8,7 @@ import os, gc, json, time, ctypes, weakref, functools, numpy as np
 from pathlib import Path
 from typing import Callable
 from .tensor import Tensor, UOp, Ops, Buffer, to_dtype, patch_to, getenv, cast_np, rng_hooks
-from .schedule import kernel_name, in_place
+from .schedule import kernel_name, in_place, kept_outputs
 from .runtime import cpu
 from .device import Device, CompiledKernel, device_empty, capturing, GlobalCounters, kernel_ops, kernel_mem, host_array, host_empty
 from .device import compiled_kernels, kernel_key
@@ -30,7 +30,7 @@ class _Capture:
     def __call__(self, items:list, outs:dict, run):
         self.runs.append((items, outs, run))
         for si in items:  # 03's writes in place, about to run: the value each buffer had before, for `undo`
-            for b in [si.bufs[i] for i, st in enumerate(si.ast.src if si.ast.op is Ops.SINK else ()) if len(st.src) > 2]:
+            for b in [si.bufs[i] for i in kept_outputs(si.ast)]:
                 self.written.setdefault(id(b), (b, b.data.copy()))
     def drew(self, t:Tensor, make): self.draws.append((_buf(t), make))  # 00's rng_hooks: a replay draws anew with `make`
     def undo(self, rng:int):
@@ -283,7 +283,7 @@ def _plan(cap:_Capture, named:list[tuple[str, Tensor]], in_bufs:list[Buffer], re
     written = {id(b) for si, _ in items for b in si.bufs[:1 if si.ast.op is Ops.COPY else len(si.ast.src)]}
     state = [(t, o) for t, o in cap.assigned.values() if o is not None and id(alias.get(id(o), o)) not in written]  # values from before the call
     outs, olds = {id(b) for _, b in final.values()}, {id(o) for _, o in state}
-    kept = {id(si.bufs[i]) for si, _ in items for i, st in enumerate(si.ast.src) if si.ast.op is Ops.SINK and len(st.src) > 2}  # 03's in-place writes
+    kept = {id(si.bufs[i]) for si, _ in items for i in kept_outputs(si.ast)}  # 03's in-place writes
     if kept & set(ins): raise JitError("the jitted function writes in place into one of its inputs: write into a tensor of its own instead")
     kinds = ["input" if id(b) in ins else "state" if id(b) in olds else "out" if id(b) in outs else "kept" if id(b) in kept else
              "inter" if id(b) in written else "const" for b in bufs]

@@ -145,9 +145,8 @@ def c_dot_i8(n:int) -> str:
             "  __builtin_memcpy(&x0, a, 16); __builtin_memcpy(&x1, a + 16, 16); __builtin_memcpy(&y0, b, 16); __builtin_memcpy(&y1, b + 16, 16);\n"
             "  return acc + (vint32_t)_mm256_add_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(x0), _mm256_cvtepi8_epi16(y0)), "
             "_mm256_madd_epi16(_mm256_cvtepi8_epi16(x1), _mm256_cvtepi8_epi16(y1)));\n") * (n == 8)
-    cv = lambda v: f"__builtin_convertvector(__builtin_convertvector({v}, vint16_t), vint32_t)"
     gen = (f"  for (int k = 0; k < 4; k++) {{ vint8_t x, y; __builtin_memcpy(&x, a + k * {n}, {n}); __builtin_memcpy(&y, b + k * {n}, {n}); "
-           f"acc += {cv('x')} * {cv('y')}; }}\n  return acc;\n")
+           f"acc += widen_int8(x) * widen_int8(y); }}\n  return acc;\n")  # `c_widen8`'s, emitted before it
     body = f"{vnni}{avx2}#else\n{gen}#endif\n" if vnni or avx2 else gen
     return ("#if defined(__x86_64__)\n#include <immintrin.h>\n#endif\n" * bool(vnni or avx2) +
             f"static inline vint32_t dot_i8(vint32_t acc, const int8_t *a, const int8_t *b) {{\n{body}}}\n")

@@ -12,9 +12,9 @@ import tinybook.ops  # noqa: F401, the Tensor API whose graphs are scheduled
 import tinybook.autograd  # noqa: F401, gradients flow through contiguous()
 
 # %% auto #0
-__all__ = ['UNSAFE_PAD', 'REUSE', 'ScheduleItem', 'kernel_name', 'KernelPlan', 'create_schedule', 'st_indices', 'run_kernel',
-           'memory_plan', 'schedule_cache', 'cached_schedule', 'print_schedule', 'schedule_uops', 'run_schedule',
-           'write_view', 'in_place', 'write_into', 'write_in_place']
+__all__ = ['UNSAFE_PAD', 'REUSE', 'ScheduleItem', 'kernel_name', 'KernelPlan', 'create_schedule', 'st_indices', 'kept_outputs',
+           'run_kernel', 'memory_plan', 'schedule_cache', 'cached_schedule', 'print_schedule', 'schedule_uops',
+           'run_schedule', 'write_view', 'in_place', 'write_into', 'write_in_place']
 
 # %% ../nbs/03_schedule.ipynb #6ff60d9f
 @dataclass
@@ -138,6 +138,9 @@ def st_indices(st:ShapeTracker) -> tuple[np.ndarray, np.ndarray]:
 def _gather(flat:np.ndarray, st:ShapeTracker) -> np.ndarray:
     idx, valid = st_indices(st)
     return np.where(valid, flat[idx] if flat.size else np.zeros(idx.shape, flat.dtype), 0).astype(flat.dtype).reshape(st.shape)
+def kept_outputs(ast:UOp) -> list[int]:
+    "The outputs kernel `ast` writes in place, by number: an `ASSIGN`'s, whose STORE has a third source, its offset (see below)."
+    return [i for i, st in enumerate(ast.src) if len(st.src) > 2] if ast.op is Ops.SINK else []
 def run_kernel(ast:UOp, bufs:list[Buffer]) -> None:
     "Execute kernel `ast` on `bufs` with numpy, writing the output buffers."
     vals = {}
@@ -147,9 +150,10 @@ def run_kernel(ast:UOp, bufs:list[Buffer]) -> None:
             elif u.op is Ops.VIEW: vals[u] = _gather(cast_np(u.src[0].arg, u.dtype).reshape(1), u.arg)
             elif u.op is Ops.REDUCE: vals[u] = _gather(exec_rules[Ops.REDUCE](u, vals[u.src[0]]).reshape(-1), u.arg[2])
             elif u.op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST}: vals[u] = exec_rules[u.op](u, *[vals[s] for s in u.src])
-    for st in ast.src:
+    kept = kept_outputs(ast)
+    for i, st in enumerate(ast.src):
         v = np.ascontiguousarray(cast_np(vals[st.src[1]], st.src[1].dtype)).reshape(-1)
-        if len(st.src) > 2: bufs[st.src[0].arg].data[st_indices(st.arg)[0] + vals[st.src[2]].reshape(-1)] = v  # in place, at its offset
+        if i in kept: bufs[st.src[0].arg].data[st_indices(st.arg)[0] + vals[st.src[2]].reshape(-1)] = v  # in place, at its offset
         else: bufs[st.src[0].arg].data = v
 
 # %% ../nbs/03_schedule.ipynb #47c25115
