@@ -12,7 +12,7 @@ from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_r
 __all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'NARROW', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint',
            'srange', 'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
            'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'int8_dot', 'Kernel', 'is_lane', 'is_index',
-           'fold_index', 'collapse_gather', 'plain_linear', 'eval_index', 'run_linear', 'hand_coded_opts',
+           'fold_index', 'collapse_gather', 'stop_loops', 'plain_linear', 'eval_index', 'run_linear', 'hand_coded_opts',
            'opt_actions', 'lane_base', 'interval', 'indexes', 'gathers', 'lane_opts', 'decompose']
 
 # %% ../nbs/04_codegen.ipynb #20209e49
@@ -215,7 +215,7 @@ IDX_OPS = {Ops.CONST, Ops.RANGE, Ops.ADD, Ops.MUL, Ops.IDIV, Ops.MOD, Ops.CMPLT,
 def is_lane(u:UOp) -> bool: return u.op is Ops.RANGE and "lane" in u.arg[0]  # the `vlane…`/`rlane…` ranges `linearize` names
 def is_index(u:UOp) -> bool:
     "Is `u` index arithmetic (built from loop variables and integer constants only)?"
-    if "is_index" not in u.__dict__: u.__dict__["is_index"] = u.op in IDX_OPS and all(is_index(s) for s in u.src)
+    if "is_index" not in u.__dict__: u.__dict__["is_index"] = u.op is Ops.RANGE or u.op in IDX_OPS and all(is_index(s) for s in u.src)
     return u.__dict__["is_index"]
 def _const(v, d:DType) -> UOp: return UOp(Ops.CONST, d, (), v)
 def _rebuild(root:UOp, f) -> UOp:
@@ -258,6 +258,21 @@ def _collapse(u:UOp) -> UOp|None:
 def collapse_gather(root:UOp) -> UOp:
     "A sum over range r of `v == r ? x(r) : 0`, v not depending on r, is `0 <= v < n ? x(v) : 0`: one read where a one-hot read n."
     return _rebuild(root, _collapse)
+def _conds(c:UOp) -> list[UOp]: return _conds(c.src[0]) + _conds(c.src[1]) if c.op is Ops.AND else [c]
+def _stop(v:UOp, r:UOp, ident) -> UOp|None:
+    "b if value `v` is `r < b ? x : ident` with b computed outside every loop (so `ident` from r = b on), else None."
+    if v.op is not Ops.WHERE or v.src[2].op is not Ops.CONST or v.src[2].arg != ident: return None
+    return next((c.src[1] for c in _conds(v.src[0]) if c.op is Ops.CMPLT and c.src[0] is r and
+                 not any(x.op is Ops.RANGE for x in c.src[1].toposort)), None)
+def stop_loops(root:UOp) -> UOp:
+    "A reduce loop r whose values are all the reduce's identity from r = b on (`_stop`) stops there: its `RANGE` gets the end min(b, size)."
+    new, i32 = {}, lambda v: _const(v, dtypes.int32)
+    for u in (u for u in root.toposort if u.op is Ops.REDUCE):
+        ident = 0 if u.arg is Ops.ADD else dtypes.min(u.dtype)
+        for r in (s for s in u.src if s.op is Ops.RANGE and s.arg[0].startswith("ridx") and not s.src):
+            if len(bs := {_stop(v, r, ident) for v in u.src if v.op is not Ops.RANGE}) != 1 or (b := bs.pop()) is None: continue
+            new[r] = r.replace(src=(UOp(Ops.WHERE, dtypes.int32, (UOp(Ops.CMPLT, dtypes.bool, (b, i32(r.arg[1]))), b, i32(r.arg[1]))),))
+    return _rebuild(root, new.get) if new else root
 @functools.cache
 def plain_linear(ast:UOp) -> list[UOp]:
     "Kernel `ast` linearized without opts, once (which loops a gather removed: 04's lane rules and 05's byte counts ask)."
@@ -284,10 +299,10 @@ def linearize(self, supported:set|None=None) -> list[UOp]:
             vals = tuple(build(u.src[0], {**c, **cu}) for cu in combos("u"))
             return UOp(Ops.REDUCE, u.dtype, vals + tuple(loops[a] for a in self.axes("Gwrt") if a in loops), u.arg[0])
         return UOp(u.op, u.dtype, tuple(build(s, c) for s in u.src), u.arg)
-    sink = collapse_gather(fold_index(UOp(Ops.SINK, dtypes.void, tuple(build(s, c) for c in combos("U") for s in self.ast.src))))
+    sink = stop_loops(collapse_gather(fold_index(UOp(Ops.SINK, dtypes.void, tuple(build(s, c) for c in combos("U") for s in self.ast.src)))))
     if supported is not None: sink = decompose(sink, supported)
-    used = {u for u in sink.toposort if u.op is Ops.RANGE}  # a gather's range is gone
-    nest = [loops[a] for t in "glvGwrt" for a in self.axes(t) if a in loops and loops[a] in used]  # lanes: innermost of their kind; a tile last
+    used = {u.arg[0]: u for u in sink.toposort if u.op is Ops.RANGE}  # a gather's range is gone, a stopped one has its end
+    nest = [used[loops[a].arg[0]] for t in "glvGwrt" for a in self.axes(t) if a in loops and loops[a].arg[0] in used]  # lanes: innermost...
     ng, deps, post = sum(r.arg[0][0] != "r" for r in nest), {}, {}
     for u in sink.toposort:
         deps[u] = {u} if u.op is Ops.RANGE else set().union(*(deps[s] for s in u.src)) - (set(u.src) if u.op is Ops.REDUCE else set())

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os, gc, json, time, ctypes, weakref, functools, numpy as np
 from pathlib import Path
 from typing import Callable
-from .tensor import Tensor, UOp, Ops, Buffer, to_dtype, patch_to, getenv, cast_np, rng_hooks
+from .tensor import Tensor, UOp, Ops, Buffer, to_dtype, patch_to, getenv, cast_np, rng_hooks, var_bounds
 from .schedule import kernel_name, in_place, kept_outputs
 from .runtime import cpu
 from .device import Device, CompiledKernel, device_empty, capturing, GlobalCounters, kernel_ops, kernel_mem, host_array, host_empty
@@ -59,13 +59,14 @@ def assign(self, x) -> Tensor:
 
 # %% ../nbs/08_jit.ipynb #d6fa498e
 class Variable:
-    "An integer in [`lo`, `hi`] a jitted function takes as an input: `bind(v)` gives a one-element int32 tensor, so one capture serves every value."
+    "An integer in [`lo`, `hi`] a jitted function takes as an input: `bind(v)` gives a 0-d int32 tensor (also a size: `x[:n]`), one capture for all v."
     def __init__(self, name:str, lo:int, hi:int): self.name, self.lo, self.hi = name, lo, hi
     def __repr__(self): return f"Variable({self.name!r}, {self.lo}, {self.hi})"
     def bind(self, v:int) -> Tensor:
         if not isinstance(v, (int, np.integer)) or not self.lo <= v <= self.hi:
             raise ValueError(f"Variable {self.name}: {v!r} is not an integer in [{self.lo}, {self.hi}]")
-        t = Tensor(np.array(v, np.int32)); t._var = (self.name, self.lo, self.hi); return t
+        t = Tensor(np.array(v, np.int32)); t._var = var_bounds[t.uop.src[0] if t.uop.op is Ops.RESHAPE else t.uop] = (self.name, self.lo, self.hi)
+        return t
 def _args(args:tuple, kwargs:dict) -> tuple[list, list]:
     "The tensors among the arguments (at the top level or one level inside a list, tuple or dict), and the other values, each named."
     tensors, values = [], []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math, functools, numpy as np
 from .tensor import (Tensor, UOp, Ops, GroupOp, DType, dtypes, to_dtype, cast_np, f32_to_bf16, bf16_to_f32, least_upper_dtype,
                              least_upper_float, sum_acc_dtype, exec_rules, patch_to, argfix, getenv, _axis, _py_dtype, _idx_int, _rg, arange_args,
-                             writers)
+                             writers, Sym)
 
 # %% auto #0
 __all__ = ['primitives', 'symbolic_simple', 'ERF_COEF', 'SCAN_BLOCK', 'SCATTER_REDUCE', 'UPat', 'PatternMatcher', 'graph_rewrite',
@@ -468,8 +468,24 @@ def _axes(axis, ndim:int) -> tuple:
     axes = tuple(sorted({_axis(a, ndim) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))}))  # a 0-d tensor takes 0 and -1
     return axes if ndim else ()
 @patch_to(Tensor)
+def _sym_valid(self, axes:tuple) -> Tensor|None:
+    "Where each axis in `axes` of `Sym` size (00) is inside that size, broadcastable to `self` (None: no such axis)."
+    ok = None
+    for a, s in ((a, self.shape[a]) for a in axes if isinstance(self.shape[a], Sym)):
+        m = (Tensor.arange(int(s), device=self.device) < Tensor(s.u).to(self.device)).shrink(((0, s),))
+        m = m.reshape(tuple(s if i == a else 1 for i in range(self.ndim)))
+        ok = m if ok is None else ok & m
+    return ok
+@patch_to(Tensor)
+def _count(self, axis) -> int|Tensor:
+    "How many elements a reduction over `axis` takes: an int, or a 0-d int tensor when `Sym` sizes are among them."
+    ds = [s for i, s in enumerate(self.shape) if i in _axes(axis, self.ndim)]
+    return functools.reduce(lambda c, s: c * Tensor(s.u).to(self.device), [s for s in ds if isinstance(s, Sym)],
+                            math.prod(s for s in ds if not isinstance(s, Sym)))
+@patch_to(Tensor)
 def _reduce(self, op:Ops, axis=None, keepdim=False) -> Tensor:
     axes = _axes(axis, self.ndim)
+    if (ok := self._sym_valid(axes)) is not None: self = ok.where(self, 0 if op is Ops.ADD else dtypes.min(self.dtype))  # past a Sym size
     ret = self._apply(Ops.REDUCE, arg=(op, axes)) if axes else self
     return ret if keepdim else ret.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
 @patch_to(Tensor, "sum")
@@ -501,13 +517,15 @@ def prod(self, axis=None, keepdim=False, dtype=None) -> Tensor:
 @patch_to(Tensor)
 def mean(self, axis=None, keepdim=False) -> Tensor:
     "Mean over `axis` (NaN for an empty axis), in a float type."
-    x = self._float(); n = math.prod(s for i, s in enumerate(self.shape) if i in _axes(axis, self.ndim))
-    return (x.sum(axis, keepdim, dtype=sum_acc_dtype(x.dtype)) * (1 / n if n else math.nan)).cast(x.dtype)
+    x, n = self._float(), self._count(axis)
+    s = x.sum(axis, keepdim, dtype=sum_acc_dtype(x.dtype))
+    return (s / n if isinstance(n, Tensor) else s * (1 / n if n else math.nan)).cast(x.dtype)
 @patch_to(Tensor)
 def var(self, axis=None, keepdim=False, correction=1) -> Tensor:
     "Variance over `axis` with `correction` (1: unbiased, torch's default)."
-    n = math.prod(s for i, s in enumerate(self.shape) if i in _axes(axis, self.ndim))
-    return (self - self.mean(axis, keepdim=True)).square().sum(axis, keepdim).div(max(n - correction, 0))
+    n = self._count(axis)
+    return (self - self.mean(axis, keepdim=True)).square().sum(axis, keepdim).div((n - correction).maximum(0) if isinstance(n, Tensor) else
+                                                                                  max(n - correction, 0))
 @patch_to(Tensor)
 def std(self, axis=None, keepdim=False, correction=1) -> Tensor: return self.var(axis, keepdim, correction).sqrt()
 @patch_to(Tensor, "any")
@@ -975,6 +993,8 @@ def _setitem_value(self, v, target:tuple) -> Tensor:
 @patch_to(Tensor)
 def __setitem__(self, idx, v) -> None:
     "Assign `v` (broadcast) to `self[idx]`; the tensor now refers to the updated value (or a later chapter's `writers` write it in place)."
+    if any(isinstance(i, slice) and isinstance(i.stop, (Tensor, Sym)) for i in (idx if isinstance(idx, tuple) else (idx,))):
+        raise IndexError("t[:n] = v with a Variable size n is not supported: write at a Variable position, t[pos] = v")
     if any(w(self, idx, v) for w in writers.values()): return
     flips, ranges, steps, target, tix = self._index_plan(idx)
     if tix: target = self[idx].shape  # tensor indices broadcast: only the gather knows the shape

@@ -218,8 +218,8 @@ class CRenderer(Renderer):
     def buf_type(self, d:DType) -> str: return "uint16_t" if d is dtypes.bfloat16 else c_types[d]
     def signature(self, name:str, params:list) -> str:
         return f"void {name}({', '.join(f'{self.buf_type(d)}* restrict data{i}' for i, d in params)}, int start, int end)"
-    def loop(self, u:UOp, outer:bool) -> str:
-        n, (lo, hi) = u.arg[0], ("start", "end") if outer else (0, u.arg[1])
+    def loop(self, u:UOp, outer:bool, end) -> str:  # end: the trip count, or the name of the value 04's `stop_loops` gave it
+        n, (lo, hi) = u.arg[0], ("start", "end") if outer else (0, end)
         return f"for (int {n} = {lo}; {n} < {hi}; {n}++) {{"
     def bitcast(self, u:UOp, a:str) -> str:
         return c_bitcast_bf16(u, a) if dtypes.bfloat16 in (u.dtype, u.src[0].dtype) else self.alu(Ops.BITCAST, u.dtype, [a])
@@ -245,7 +245,9 @@ class CRenderer(Renderer):
         if lane is not None: lines.append((1, f"{vtype(dtypes.int32)} {lane.arg[0]} = {{{', '.join(map(str, range(lane.arg[1])))}}};"))
         for u in lin:
             if u.op in (Ops.RANGE, Ops.ENDRANGE) and lane in (u, *u.src): continue  # lanes are elements of vectors, not a loop
-            if u.op is Ops.RANGE: lines += [(depth, ln) for ln in self.around_range(u)[0]] + [(depth, self.loop(u, u is outer))]; depth += 1
+            if u.op is Ops.RANGE:  # a loop 04's `stop_loops` stopped ends at its source's value
+                lines += [(depth, ln) for ln in self.around_range(u)[0]] + [(depth, self.loop(u, u is outer, ex(u.src[0]) if u.src else u.arg[1]))]
+                depth += 1
             elif u.op is Ops.ENDRANGE:
                 lines += [(depth, ln) for ln in self.end_range(u.src[0], [(a, r) for r, a in accs.items() if u.src[0] in r.src])]
                 depth -= 1; lines += [(depth, ln) for ln in ["}"] + self.around_range(u.src[0])[1]]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math, functools, itertools, numpy as np
 from typing import NamedTuple
 from dataclasses import dataclass
-from .tensor import Tensor, UOp, Ops, GroupOp, Buffer, View, ShapeTracker, dtypes, patch_to, exec_rules, cast_np, getenv, backends, writers
+from .tensor import Tensor, UOp, Ops, GroupOp, Buffer, View, ShapeTracker, Sym, dtypes, patch_to, exec_rules, cast_np, getenv, backends, writers
 import tinybook.ops  # noqa: F401, the Tensor API whose graphs are scheduled
 import tinybook.autograd  # noqa: F401, gradients flow through contiguous()
 
@@ -30,12 +30,15 @@ def kernel_name(ast:UOp) -> str:
 
 # %% ../nbs/03_schedule.ipynb #53e36998
 UNSAFE_PAD = {Ops.EXP2, Ops.LOG2, Ops.RECIPROCAL, Ops.IDIV, Ops.MOD}
-REUSE = 16  # a computed value a reduce reads this many times over (through a broadcast) gets a kernel of its own
+REUSE = 16  # a computed value a reduce reads this many times over (through a broadcast) gets a kernel of its own (not 0-d int32 index math)
 class _Realize(Exception):
     def __init__(self, u:UOp): self.u = u
-@functools.lru_cache(maxsize=1 << 16)  # each training step asks for the same views again
+def _plain(x): return int(x) if isinstance(x, Sym) else tuple(map(_plain, x)) if isinstance(x, tuple) else x
 def _view(shape:tuple, mops:tuple) -> ShapeTracker:
-    "The views of a contiguous `shape` after movement ops `mops` (listed outermost first)."
+    "The views of a contiguous `shape` after movement ops `mops` (listed outermost first); a `Sym` size (00) is its largest value here."
+    return _views(_plain(shape), _plain(mops))
+@functools.lru_cache(maxsize=1 << 16)  # each training step asks for the same views again
+def _views(shape:tuple, mops:tuple) -> ShapeTracker:
     st = ShapeTracker((View.contiguous(shape),))
     for op, arg in reversed(mops): st = st.movement(op, arg)
     return st
@@ -66,8 +69,9 @@ class _KernelBuilder:
             src, self.in_reduce = self.build(u.src[0], ()), False
             return UOp(Ops.REDUCE, u.dtype, (src,), (*u.arg, _view(u.shape, mops)))
         if u.op in UNSAFE_PAD and any(op is Ops.PAD for op, _ in mops): raise _Realize(u)
-        if self.in_reduce and u.op in GroupOp.ALU and u.dtype is not dtypes.bool and math.prod(_view(u.shape, mops).shape) >= \
-           REUSE * max(1, math.prod(u.shape)) and any(s.op is Ops.BUFFER or s in self.realized for s in u.toposort): raise _Realize(u)
+        if self.in_reduce and u.op in GroupOp.ALU and u.dtype is not dtypes.bool and (u.shape or u.dtype is not dtypes.int32) and \
+           math.prod(_view(u.shape, mops).shape) >= REUSE * max(1, math.prod(u.shape)) and \
+           any(s.op is Ops.BUFFER or s in self.realized for s in u.toposort): raise _Realize(u)
         return UOp(u.op, u.dtype, tuple(self.build(s, mops) for s in u.src), u.arg)
 
 # %% ../nbs/03_schedule.ipynb #e972ab8c

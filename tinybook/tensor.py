@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from functools import cached_property
 
 # %% auto #0
-__all__ = ['promo_lattice', 'backends', 'device_checks', 'unsupported_dtypes', 'ALIASES', 'exec_rules', 'buffer_makers',
-           'writers', 'THREEFRY_ROT', 'rng_hooks', 'DType', 'dtypes', 'to_dtype', 'least_upper_dtype',
+__all__ = ['promo_lattice', 'var_bounds', 'backends', 'device_checks', 'unsupported_dtypes', 'ALIASES', 'exec_rules',
+           'buffer_makers', 'writers', 'THREEFRY_ROT', 'rng_hooks', 'DType', 'dtypes', 'to_dtype', 'least_upper_dtype',
            'least_upper_float', 'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32', 'cast_np', 'patch_to', 'Ops', 'GroupOp',
-           'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker', 'argfix', 'Tensor', 'getenv', 'Context',
-           'interpret', 'is_dtype_supported', 'compute', 'arange_args', 'threefry2x32']
+           'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker', 'sym_bounds', 'Sym', 'argfix', 'Tensor',
+           'getenv', 'Context', 'interpret', 'is_dtype_supported', 'compute', 'arange_args', 'threefry2x32']
 
 # %% ../nbs/00_tensor.ipynb #fb7e92a6
 @dataclass(frozen=True, eq=False)
@@ -292,6 +292,33 @@ def st(self) -> ShapeTracker|None:
     if self.op in GroupOp.Movement and (st := self.src[0].st) is not None: return st.movement(self.op, self.arg)
     return None
 
+# %% ../nbs/00_tensor.ipynb #9d7341f0
+var_bounds = weakref.WeakKeyDictionary()  # a bound Variable's BUFFER node -> (name, lo, hi): 08's `Variable.bind` fills it
+def sym_bounds(u:UOp) -> tuple[int, int]:
+    "Smallest and largest value of 0-d int expression `u`: bound Variables and integer constants under +, * and views."
+    if u.op is Ops.CONST and isinstance(u.arg, int): return (u.arg, u.arg)
+    if u in var_bounds: return var_bounds[u][1:]
+    if u.op in GroupOp.Movement or u.op is Ops.CAST and dtypes.is_int(u.dtype): return sym_bounds(u.src[0])
+    if u.op in (Ops.ADD, Ops.MUL) and u.dtype is dtypes.int32:
+        (a0, a1), (b0, b1) = sym_bounds(u.src[0]), sym_bounds(u.src[1])
+        return (a0 + b0, a1 + b1) if u.op is Ops.ADD else (min(p := (a0 * b0, a0 * b1, a1 * b0, a1 * b1)), max(p))
+    raise ValueError(f"a size that changes must be an int32 bound Variable (08's Variable.bind) plus or times integers, not {u.op} on {u.dtype}")
+class Sym(int):
+    "A size known when kernels run: the value of 0-d int32 expression `u`, in [`lo`, `int(self)`] (its largest value, as an int)."
+    def __new__(cls, u:UOp):
+        lo, hi = sym_bounds(u)
+        if u.shape != () or lo < 0: raise ValueError(f"a size must be a 0-d int32 expression that is never negative, got bounds [{lo}, {hi}]")
+        (s := super().__new__(cls, hi)).u, s.lo = u, lo; return s
+    def __eq__(s, o): return isinstance(o, Sym) and o.u is s.u
+    def __ne__(s, o): return not s == o
+    def __hash__(s): return hash(s.u)
+    def __repr__(s): return f"Sym({s.lo}..{int(s)})"
+    def __add__(s, o):
+        if not isinstance(o, int) or isinstance(o, Sym): raise TypeError(f"a Sym size adds integers only, not {o!r}")
+        return s if o == 0 else Sym(UOp(Ops.ADD, dtypes.int32, (s.u, UOp.const(dtypes.int32, o, s.u.device))))
+    def __sub__(s, o): return s + -o
+    def value(s) -> int: return int(Tensor(s.u).item())
+
 # %% ../nbs/00_tensor.ipynb #3ea10ed4
 def argfix(*x) -> tuple: return tuple(x[0]) if len(x) == 1 and isinstance(x[0], (tuple, list)) else x
 backends = {}  # device name -> function computing a list of UOps into numpy arrays; 04_codegen adds compiled ones
@@ -431,8 +458,9 @@ def realize(self, *lst:Tensor) -> Tensor:
     return self
 @patch_to(Tensor)
 def numpy(self) -> np.ndarray:
-    "The value as a new numpy array (bfloat16 comes back as float32); the tensor keeps its graph."
-    return np.array(r.data if isinstance(r := compute([self.uop])[0], Buffer) else r).reshape(self.shape)
+    "The value as a new numpy array (bfloat16 comes back as float32; a `Sym` axis cut to its size now); the tensor keeps its graph."
+    a = np.array(r.data if isinstance(r := compute([self.uop])[0], Buffer) else r).reshape(self.shape)
+    return a[tuple(slice(0, s.value() if isinstance(s, Sym) else s) for s in self.shape)] if any(isinstance(s, Sym) for s in self.shape) else a
 @patch_to(Tensor)
 def tolist(self): return self.numpy().tolist()
 @patch_to(Tensor)
@@ -455,7 +483,9 @@ def reshape(self, *shape) -> Tensor:
     if not all(isinstance(s, (int, np.integer)) and s >= -1 for s in shape):
         raise ValueError(f"reshape: invalid shape {shape}, sizes must be ints >= -1")
     if shape.count(-1) > 1: raise RuntimeError(f"reshape: invalid shape {shape}, only one -1 allowed")
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(s if isinstance(s, Sym) else int(s) for s in shape)
+    if [s for s in shape if isinstance(s, Sym)] != [s for s in cur if isinstance(s, Sym)]:
+        raise ValueError(f"cannot reshape {cur} to {shape}: a Sym size stays an axis of its own, in order")
     if -1 in shape:
         rest = math.prod(s for s in shape if s != -1)
         shape = tuple(s if s != -1 else (n // rest if rest else 0) for s in shape)
@@ -497,6 +527,7 @@ def pad(self, padding, mode:str="constant", value=0.0) -> Tensor:
     x = self.shrink(tuple((-min(b, 0), s + min(e, 0)) for s, (b, e) in zip(self.shape, arg)))
     arg = tuple((max(b, 0), max(e, 0)) for b, e in arg)
     if not any(b or e for b, e in arg): return x
+    if any(isinstance(s, Sym) and (b or e) for s, (b, e) in zip(self.shape, arg)): raise ValueError(f"pad: a Sym size {self.shape} stays unpadded")
     return x._mop(Ops.PAD, arg) if value == 0 else x._pad_value(arg, value)  # a nonzero value needs WHERE: 01_ops adds _pad_value
 @patch_to(Tensor)
 def shrink(self, arg) -> Tensor:
@@ -510,6 +541,7 @@ def flip(self, *axis) -> Tensor:
     "Reverse the order of elements along the given axes."
     axes = {_axis(a, self.ndim) for a in argfix(*axis)}
     if len(axes) != len(argfix(*axis)): raise RuntimeError(f"flip: {argfix(*axis)} names an axis twice")
+    if any(isinstance(self.shape[a], Sym) for a in axes): raise ValueError(f"flip: an axis of Sym size {self.shape} is not flipped")
     return self if not axes else self._mop(Ops.FLIP, tuple(i in axes for i in range(self.ndim)))
 
 # %% ../nbs/00_tensor.ipynb #f4c7a8d0
@@ -753,6 +785,11 @@ def _index_plan(self, idx):
         if i is None: shape.append(1); continue
         n = self.shape[d]
         if isinstance(i, (Tensor, list, tuple)): ranges.append((0, n)); steps.append(1); tix.append((len(shape), i)); shape.append(n)
+        elif isinstance(i, slice) and isinstance(i.stop, (Tensor, Sym)):  # `x[:pos+1]`: a size that kernels read when they run
+            m = i.stop if isinstance(i.stop, Sym) else Sym(i.stop.uop)
+            if i.start not in (None, 0) or i.step not in (None, 1): raise IndexError(f"a slice with a Variable stop starts at 0 with step 1, got {i}")
+            if m > n: raise IndexError(f"a slice to {m} reaches past dimension {d} of size {n}")
+            ranges.append((0, m)); steps.append(1); shape.append(m)
         elif isinstance(i, slice):
             start, stop, step = i.indices(n); m = len(range(start, stop, step))
             if step < 0: flips.append(d); start, step = n - 1 - start, -step

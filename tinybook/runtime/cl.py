@@ -97,7 +97,7 @@ class WorkgroupRenderer:
         return [self.copy(*t) for t in ts] + [self.barrier], [self.barrier]
     def launch(self, lin:list[UOp]) -> tuple[tuple, tuple|None]: return wg[1:] if (wg := workgroup(lin, *self.ids)) else super().launch(lin)
     def group_store(self, st:str) -> str: return f"if ({self.ids[1][2]} == 0) {{ {st} }}" if self.wg and self.wg[2][2] > 1 else st  # once a group
-    def group_loop(self, u:UOp) -> str: return f"{{ int {u.arg[0]} = {self.wg[0][u]};" if u in self.wg[0] else super().loop(u, False)
+    def group_loop(self, u:UOp, end) -> str: return f"{{ int {u.arg[0]} = {self.wg[0][u]};" if u in self.wg[0] else super().loop(u, False, end)
     def local_arrays(self, lin:list[UOp]) -> list[tuple[str, DType, int]]:
         "Arrays in local memory (name, dtype, size): a GROUP reduce's partial results, one per accumulator; the tiles the group shares."
         n = math.prod(self.wg[2]) if self.wg and self.wg[2][2] > 1 else 0
@@ -136,9 +136,9 @@ class OpenCLRenderer(WorkgroupRenderer, CRenderer):
     def vector_alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:
         if op is not Ops.SQRT: return super().vector_alu(op, d, a, sd)  # lane by lane, a square root is 50x slower on PoCL (measured):
         return f"({{union {{{vtype(d)} v; {cl_types[d]}{self.nl} e;}} u; u.v = {a[0]}; u.e = sqrt(u.e); u.v;}})"  # OpenCL's own vector type's
-    def loop(self, u:UOp, outer:bool) -> str:
-        if self.wg: return self.group_loop(u)
-        return f"{{ int {u.arg[0]} = get_global_id(0);" if outer else super().loop(u, False)
+    def loop(self, u:UOp, outer:bool, end) -> str:
+        if self.wg: return self.group_loop(u, end)
+        return f"{{ int {u.arg[0]} = get_global_id(0);" if outer else super().loop(u, False, end)
     def bitcast(self, u:UOp, a:str) -> str:
         if dtypes.float16 in (u.dtype, u.src[0].dtype) and not self.fp16:  # a half's bits are what vstore_half writes
             return f"u2h(as_ushort({a}))" if u.dtype is dtypes.float16 else f"as_{cl_types[u.dtype]}(h2u({a}))"

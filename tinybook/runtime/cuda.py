@@ -43,10 +43,10 @@ class CUDARenderer(WorkgroupRenderer, CRenderer):  # LOCAL and GROUP as 05b's wo
     def load(self, u:UOp, idx:str) -> str: return f"u2h(data{u.src[0].arg}[{idx}])" if u.dtype is dtypes.float16 else super().load(u, idx)
     def signature(self, name:str, params:list) -> str:
         return f'extern "C" __global__ void {name}({", ".join(f"{self.buf_type(d)}* __restrict__ data{i}" for i, d in params)})'
-    def loop(self, u:UOp, outer:bool) -> str:
-        if self.wg: return self.group_loop(u)
+    def loop(self, u:UOp, outer:bool, end) -> str:
+        if self.wg: return self.group_loop(u, end)
         n = u.arg[0]
-        return f"{{ int {n} = blockIdx.x * blockDim.x + threadIdx.x; if ({n} >= {u.arg[1]}) return;" if outer else super().loop(u, False)
+        return f"{{ int {n} = blockIdx.x * blockDim.x + threadIdx.x; if ({n} >= {u.arg[1]}) return;" if outer else super().loop(u, False, end)
     def store(self, u:UOp, idx:str, val:str) -> str:
         if u.src[2].dtype is dtypes.float16: return self.group_store(f"data{u.src[0].arg}[{idx}] = h2u({val});")
         return self.group_store(super().store(u, idx, val))

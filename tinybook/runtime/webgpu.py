@@ -34,13 +34,13 @@ class WGSLRenderer(WorkgroupRenderer, CRenderer):  # 05b's workgroups, spelled i
             if self.wg else (_WG, "")
         return ("".join(f"@group(0) @binding({i}) var<storage, read_write> data{i}: array<{self.buf_type(d)}>;\n" for i, d in params) +
                 f"@compute @workgroup_size({size}) fn {name}(@builtin(global_invocation_id) gid: vec3<u32>{ids})")
-    def loop(self, u:UOp, outer:bool) -> str:
+    def loop(self, u:UOp, outer:bool, end) -> str:
         n = u.arg[0]
         if self.wg and u in self.wg[0]:  # the spare groups of a 2-D dispatch leave first (the group id is the same for all its items)
             first = u is next(iter(self.wg[0])) and n.startswith("gidx")
             return f"{{ {f'if ({WG_IDS[0]} >= {self.wg[1][0] // self.wg[2][0]}) {{ return; }} ' * first}let {n} = {self.wg[0][u]};"
         if outer and not self.wg: return f"{{ let {n} = i32(gid.x + gid.y * {65535 * _WG}u); if ({n} >= {u.arg[1]}) {{ return; }}"
-        return f"for (var {n}: i32 = 0; {n} < {u.arg[1]}; {n}++) {{"
+        return f"for (var {n}: i32 = 0; {n} < {end}; {n}++) {{"
     def const(self, v, d:DType) -> str:
         if d is dtypes.bool: return "true" if v else "false"
         if not dtypes.is_float(d): return f"{int(v)}{'u' if d is dtypes.uint32 else ''}"
