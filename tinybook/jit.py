@@ -59,7 +59,7 @@ def assign(self, x) -> Tensor:
 
 # %% ../nbs/08_jit.ipynb #d6fa498e
 class Variable:
-    "An integer in [`lo`, `hi`] a jitted function takes as an input: `bind(v)` gives a 0-d int32 tensor (also a size: `x[:n]`), one capture for all v."
+    "An integer in [`lo`, `hi`] a jitted function takes as an input: `bind(v)` gives a 0-d int32 tensor (also a size: `x[:n]`); one capture for all"
     def __init__(self, name:str, lo:int, hi:int): self.name, self.lo, self.hi = name, lo, hi
     def __repr__(self): return f"Variable({self.name!r}, {self.lo}, {self.hi})"
     def bind(self, v:int) -> Tensor:
