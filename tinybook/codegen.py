@@ -302,7 +302,8 @@ def linearize(self, supported:set|None=None) -> list[UOp]:
     sink = stop_loops(collapse_gather(fold_index(UOp(Ops.SINK, dtypes.void, tuple(build(s, c) for c in combos("U") for s in self.ast.src)))))
     if supported is not None: sink = decompose(sink, supported)
     used = {u.arg[0]: u for u in sink.toposort if u.op is Ops.RANGE}  # a gather's range is gone, a stopped one has its end
-    nest = [used[loops[a].arg[0]] for t in "glvGwrt" for a in self.axes(t) if a in loops and loops[a].arg[0] in used]  # lanes: innermost...
+    # lanes: innermost of their kind; a tile last
+    nest = [used[loops[a].arg[0]] for t in "glvGwrt" for a in self.axes(t) if a in loops and loops[a].arg[0] in used]
     ng, deps, post = sum(r.arg[0][0] != "r" for r in nest), {}, {}
     for u in sink.toposort:
         deps[u] = {u} if u.op is Ops.RANGE else set().union(*(deps[s] for s in u.src)) - (set(u.src) if u.op is Ops.REDUCE else set())
