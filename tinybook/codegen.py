@@ -36,12 +36,14 @@ def _mult_of(u:UOp, c:int) -> bool:
     "Is `u` a constant multiple of `c`, or a product by one?"
     return (u.op is Ops.CONST and u.arg % c == 0) or (u.op is Ops.MUL and u.src[1].op is Ops.CONST and u.src[1].arg % c == 0)
 def _digits(lo:UOp, hi:UOp) -> UOp|None:
-    "`x%c + ((x/c)%m)*c` as `x%(c*m)`, `x%c + (x/c)*c` as `x` (x >= 0): the low digits of x and the next ones put back together."
+    "`(x%c)*k + ((x/c)%m)*c*k` as `(x%(c*m))*k`, `(x%c)*k + (x/c)*c*k` as `x*k` (x >= 0, k >= 1): low digits of x and the next ones put together."
+    lo, k = (lo.src[0], lo.src[1].arg) if lo.op is Ops.MUL and lo.src[1].op is Ops.CONST and lo.src[1].arg > 0 else (lo, 1)
     if hi.op is not Ops.MUL or hi.src[1].op is not Ops.CONST or lo.op is not Ops.MOD or vbounds(x := lo.src[0])[0] < 0: return None
     c, y = lo.src[1].arg, hi.src[0]
-    if hi.src[1].arg != c: return None
-    if y.op is Ops.IDIV and y.src[0] is x and y.src[1].arg == c: return x
-    return smod(x, c * y.src[1].arg) if y.op is Ops.MOD and y.src[0].op is Ops.IDIV and y.src[0].src[0] is x and y.src[0].src[1].arg == c else None
+    if hi.src[1].arg != c * k: return None
+    if y.op is Ops.IDIV and y.src[0] is x and y.src[1].arg == c: return smul(x, k)
+    ok = y.op is Ops.MOD and y.src[0].op is Ops.IDIV and y.src[0].src[0] is x and y.src[0].src[1].arg == c
+    return smul(smod(x, c * y.src[1].arg), k) if ok else None
 def sadd(a, b) -> UOp:
     a, b = sint(a), sint(b)
     if a.op is Ops.CONST and b.op is Ops.CONST: return sint(a.arg + b.arg)
@@ -73,6 +75,10 @@ def sdiv(a, c:int) -> UOp:
     if mult and 0 <= vbounds(rest)[0] and vbounds(rest)[1] < c:
         return functools.reduce(sadd, [sint(t.arg // c) if t.op is Ops.CONST else smul(t.src[0], t.src[1].arg // c) for t in mult])
     if qr := _divmod(a, c): return sadd(qr[0], sdiv(qr[1], c))  # floor((q*c + r) / c) = q + floor(r / c)
+    ks = {math.gcd(t.arg if t.op is Ops.CONST else t.src[1].arg if t.op is Ops.MUL and t.src[1].op is Ops.CONST else 1, c) for t in _terms(a)}
+    for g in sorted(ks - {1}, reverse=True):  # (g*q + r) / (g*c') = q / c' when 0 <= r < g
+        if (m := _split(a, g))[0] and 0 <= vbounds(m[1])[0] and vbounds(m[1])[1] < g:
+            return sdiv(functools.reduce(sadd, [sint(t.arg // g) if t.op is Ops.CONST else smul(t.src[0], t.src[1].arg // g) for t in m[0]]), c // g)
     return UOp(Ops.IDIV, dtypes.int32, (a, sint(c)))
 def smod(a, c:int) -> UOp:
     a = sint(a); (lo, hi), (mult, rest) = vbounds(a), _split(sint(a), c)
@@ -228,6 +234,7 @@ def _rebuild(root:UOp, f) -> UOp:
 def _fold(u:UOp) -> UOp|None:
     if u.dtype is not dtypes.int32 or not all(is_index(s) for s in u.src): return None
     if u.op in (Ops.ADD, Ops.MUL): return (sadd if u.op is Ops.ADD else smul)(*u.src)
+    if u.op is Ops.WHERE and u.src[0].op is Ops.CONST: return u.src[1] if u.src[0].arg else u.src[2]  # an unrolled copy's bit
     if u.op is Ops.WHERE and (c := u.src[0]).op is Ops.CMPLT and c.src[0].op is Ops.CONST and c.src[0].arg == 0 and vbounds(c.src[1]) == (0, 1) and \
        [s.arg for s in u.src[1:] if s.op is Ops.CONST] == [1, 0]: return c.src[1]  # a bit: `0 < e ? 1 : 0` with e in [0, 1] is e
     return None
@@ -259,19 +266,26 @@ def collapse_gather(root:UOp) -> UOp:
     "A sum over range r of `v == r ? x(r) : 0`, v not depending on r, is `0 <= v < n ? x(v) : 0`: one read where a one-hot read n."
     return _rebuild(root, _collapse)
 def _conds(c:UOp) -> list[UOp]: return _conds(c.src[0]) + _conds(c.src[1]) if c.op is Ops.AND else [c]
-def _stop(v:UOp, r:UOp, ident) -> UOp|None:
-    "b if value `v` is `r < b ? x : ident` with b computed outside every loop (so `ident` from r = b on), else None."
+def _stop(v:UOp, r:UOp, ident) -> tuple[int, UOp]|None:
+    "(L, b) if value `v` is `r*L + w < b ? x : ident` with w in [0, L) and b computed outside every loop: `ident` from r = ceil(b/L) on."
     if v.op is not Ops.WHERE or v.src[2].op is not Ops.CONST or v.src[2].arg != ident: return None
-    return next((c.src[1] for c in _conds(v.src[0]) if c.op is Ops.CMPLT and c.src[0] is r and
-                 not any(x.op is Ops.RANGE for x in c.src[1].toposort)), None)
+    for c in _conds(v.src[0]):
+        if c.op is not Ops.CMPLT or not is_index(c.src[0]) or any(x.op is Ops.RANGE for x in c.src[1].toposort): continue
+        ts = _terms(c.src[0]); rt = [t for t in ts if r in t.toposort]
+        L = 1 if rt == [r] else rt[0].src[1].arg if len(rt) == 1 and rt[0].op is Ops.MUL and rt[0].src[0] is r and rt[0].src[1].op is Ops.CONST else 0
+        w = functools.reduce(sadd, [t for t in ts if t is not rt[0]], sint(0)) if L > 0 else None
+        if L > 0 and 0 <= vbounds(w)[0] and vbounds(w)[1] < L: return L, c.src[1]
+    return None
 def stop_loops(root:UOp) -> UOp:
-    "A reduce loop r whose values are all the reduce's identity from r = b on (`_stop`) stops there: its `RANGE` gets the end min(b, size)."
+    "A reduce loop r whose values are all the reduce's identity from r = ceil(b/L) on (`_stop`) stops there: its `RANGE` gets that end, at most n."
     new, i32 = {}, lambda v: _const(v, dtypes.int32)
     for u in (u for u in root.toposort if u.op is Ops.REDUCE):
         ident = 0 if u.arg is Ops.ADD else dtypes.min(u.dtype)
         for r in (s for s in u.src if s.op is Ops.RANGE and s.arg[0].startswith("ridx") and not s.src):
-            if len(bs := {_stop(v, r, ident) for v in u.src if v.op is not Ops.RANGE}) != 1 or (b := bs.pop()) is None: continue
-            new[r] = r.replace(src=(UOp(Ops.WHERE, dtypes.int32, (UOp(Ops.CMPLT, dtypes.bool, (b, i32(r.arg[1]))), b, i32(r.arg[1]))),))
+            if len(hits := {_stop(v, r, ident) for v in u.src if v.op is not Ops.RANGE}) != 1 or (hit := hits.pop()) is None: continue
+            (L, b), n = hit, r.arg[1]
+            e = b if L == 1 else UOp(Ops.IDIV, dtypes.int32, (UOp(Ops.ADD, dtypes.int32, (b, i32(L - 1))), i32(L)))
+            new[r] = r.replace(src=(UOp(Ops.WHERE, dtypes.int32, (UOp(Ops.CMPLT, dtypes.bool, (e, i32(n))), e, i32(n))),))
     return _rebuild(root, new.get) if new else root
 @functools.cache
 def plain_linear(ast:UOp) -> list[UOp]:
