@@ -279,13 +279,17 @@ def _stop(v:UOp, r:UOp, ident) -> tuple[int, UOp]|None:
 def stop_loops(root:UOp) -> UOp:
     "A reduce loop r whose values are all the reduce's identity from r = ceil(b/L) on (`_stop`) stops there: its `RANGE` gets that end, at most n."
     new, i32 = {}, lambda v: _const(v, dtypes.int32)
+    def stop(r:UOp, vals:list, ident):
+        if len(hits := {_stop(v, r, ident) for v in vals}) != 1 or (hit := hits.pop()) is None: return
+        (L, b), n = hit, r.arg[1]
+        e = b if L == 1 else UOp(Ops.IDIV, dtypes.int32, (UOp(Ops.ADD, dtypes.int32, (b, i32(L - 1))), i32(L)))
+        new[r] = r.replace(src=(UOp(Ops.WHERE, dtypes.int32, (UOp(Ops.CMPLT, dtypes.bool, (e, i32(n))), e, i32(n))),))
     for u in (u for u in root.toposort if u.op is Ops.REDUCE):
-        ident = 0 if u.arg is Ops.ADD else dtypes.min(u.dtype)
         for r in (s for s in u.src if s.op is Ops.RANGE and s.arg[0].startswith("ridx") and not s.src):
-            if len(hits := {_stop(v, r, ident) for v in u.src if v.op is not Ops.RANGE}) != 1 or (hit := hits.pop()) is None: continue
-            (L, b), n = hit, r.arg[1]
-            e = b if L == 1 else UOp(Ops.IDIV, dtypes.int32, (UOp(Ops.ADD, dtypes.int32, (b, i32(L - 1))), i32(L)))
-            new[r] = r.replace(src=(UOp(Ops.WHERE, dtypes.int32, (UOp(Ops.CMPLT, dtypes.bool, (e, i32(n))), e, i32(n))),))
+            stop(r, [v for v in u.src if v.op is not Ops.RANGE], 0 if u.arg is Ops.ADD else dtypes.min(u.dtype))
+    stores = [s for s in root.src if s.op is Ops.STORE]  # an output 03 zeroes past a Sym size: the global loop stops there too
+    for r in {x for s in stores for x in s.src[1].toposort if x.op is Ops.RANGE and x.arg[0].startswith("gidx")}:
+        stop(r, [s.src[2] for s in stores], 0)
     return _rebuild(root, new.get) if new else root
 @functools.cache
 def plain_linear(ast:UOp) -> list[UOp]:

@@ -184,8 +184,9 @@ def vector_prelude(lin:list[UOp], lane:UOp, vec:set) -> str:
 
 # %% ../nbs/04a_renderer.ipynb #dfcd8fb4
 def outer_loop(lin:list[UOp]) -> UOp|None:
-    "The loop a kernel's callers split between threads: the outermost, if it is global."
-    return lin[0] if lin and lin[0].op is Ops.RANGE and lin[0].arg[0][0] != "r" and not is_lane(lin[0]) else None
+    "The loop a kernel's callers split between threads: the outermost, if it is global (values read before any loop, as a `Sym` size, come first)."
+    r = next((u for u in lin if u.op is Ops.RANGE), None)
+    return r if r is not None and r.arg[0][0] != "r" and not is_lane(r) else None
 class Renderer:
     "A target's code generator: the ops it has (others are decomposed), whether it has workgroups, `render`, and the launch it needs."
     device, has_local, supported = "", False, GroupOp.ALU | {Ops.CAST, Ops.BITCAST}
@@ -218,8 +219,8 @@ class CRenderer(Renderer):
     def buf_type(self, d:DType) -> str: return "uint16_t" if d is dtypes.bfloat16 else c_types[d]
     def signature(self, name:str, params:list) -> str:
         return f"void {name}({', '.join(f'{self.buf_type(d)}* restrict data{i}' for i, d in params)}, int start, int end)"
-    def loop(self, u:UOp, outer:bool, end) -> str:  # end: the trip count, or the name of the value 04's `stop_loops` gave it
-        n, (lo, hi) = u.arg[0], ("start", "end") if outer else (0, end)
+    def loop(self, u:UOp, outer:bool, end) -> str:  # end: the trip count, or (a str) the name of the value 04's `stop_loops` gave it
+        n, (lo, hi) = u.arg[0], ("start", f"(end < {end} ? end : {end})" if isinstance(end, str) else "end") if outer else (0, end)
         return f"for (int {n} = {lo}; {n} < {hi}; {n}++) {{"
     def bitcast(self, u:UOp, a:str) -> str:
         return c_bitcast_bf16(u, a) if dtypes.bfloat16 in (u.dtype, u.src[0].dtype) else self.alu(Ops.BITCAST, u.dtype, [a])

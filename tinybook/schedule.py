@@ -54,6 +54,9 @@ class _KernelBuilder:
     def store(self, p:UOp, u:UOp) -> UOp:
         "The STORE of `u` into parameter `p`: all of it, or an `ASSIGN`'s value through its view plus its offset (see below)."
         if u.op is Ops.ASSIGN: return UOp(Ops.STORE, dtypes.void, (p, self.build(u.src[1], ()), self.build(u.src[2], ())), u.arg)
+        if any(isinstance(s, Sym) for s in u.shape):  # 0 past a Sym size (nothing reads it): 04 stops the loop there
+            t = Tensor(u); u2 = t._sym_valid(tuple(range(t.ndim))).where(t, 0).cast(u.dtype).uop
+            return UOp(Ops.STORE, dtypes.void, (p, self.build(u2, ())), _view(u.shape, ()))
         return UOp(Ops.STORE, dtypes.void, (p, self.build(u, ())), _view(u.shape, ()))
     def build(self, u:UOp, mops:tuple) -> UOp:
         if (u, mops) not in self.memo: self.memo[(u, mops)] = self._build(u, mops)  # shared subgraphs are built once
@@ -179,12 +182,17 @@ class _Slot(NamedTuple):
     "A `BUFFER`'s stand-in in the cache key: its number in the graph's order and its size (device and dtype stay on the node)."
     idx: int
     size: int
+def _syms(x) -> list: return [x] if isinstance(x, Sym) else [s for y in x for s in _syms(y)] if isinstance(x, tuple) else []
+def _resym(x, new:dict):
+    return Sym(new[x.u], (x.lo, int(x))) if isinstance(x, Sym) else tuple(_resym(y, new) for y in x) if isinstance(x, tuple) else x
 def _normalize(roots:list[UOp]) -> tuple[tuple, dict]:
-    "`roots` with every `BUFFER` made a numbered `_Slot`, and the map from the new nodes back to the old ones."
+    "`roots` with every `BUFFER` made a numbered `_Slot` (in a `Sym` size's expression too), and the map from new nodes back to old ones."
     new, slot = {}, itertools.count()
-    for u in UOp(Ops.SINK, src=tuple(roots)).toposort[:-1]:
-        src = tuple(new[s] for s in u.src)
-        new[u] = u.replace(arg=_Slot(next(slot), u.arg.size)) if u.op is Ops.BUFFER else u if src == u.src else u.replace(src=src)
+    syms = tuple(dict.fromkeys(s.u for u in UOp(Ops.SINK, src=tuple(roots)).toposort if u.op in GroupOp.Movement for s in _syms(u.arg)))
+    for u in UOp(Ops.SINK, src=syms + tuple(roots)).toposort[:-1]:  # a Sym's expression before the views that name it
+        src, arg = tuple(new[s] for s in u.src), _resym(u.arg, new) if u.op in GroupOp.Movement and _syms(u.arg) else u.arg
+        new[u] = (u.replace(arg=_Slot(next(slot), u.arg.size)) if u.op is Ops.BUFFER else u if src == u.src and arg is u.arg else
+                  u.replace(src=src, arg=arg))
     return tuple(new[r] for r in roots), {v: k for k, v in new.items()}
 @functools.lru_cache(maxsize=256)  # bounded: a graph no step builds any more is dropped
 def schedule_cache(key:tuple) -> list[KernelPlan]: return create_schedule(list(key))

@@ -302,11 +302,11 @@ def sym_bounds(u:UOp) -> tuple[int, int]:
     if u.op in (Ops.ADD, Ops.MUL) and u.dtype is dtypes.int32:
         (a0, a1), (b0, b1) = sym_bounds(u.src[0]), sym_bounds(u.src[1])
         return (a0 + b0, a1 + b1) if u.op is Ops.ADD else (min(p := (a0 * b0, a0 * b1, a1 * b0, a1 * b1)), max(p))
-    raise ValueError(f"a size that changes must be an int32 bound Variable (08's Variable.bind) plus or times integers, not {u.op} on {u.dtype}")
+    raise TypeError(f"a size that changes must be an int32 bound Variable (08's Variable.bind) plus or times integers, not {u.op} on {u.dtype}")
 class Sym(int):
     "A size known when kernels run: the value of 0-d int32 expression `u`, in [`lo`, `int(self)`] (its largest value, as an int)."
-    def __new__(cls, u:UOp):
-        lo, hi = sym_bounds(u)
+    def __new__(cls, u:UOp, bounds:tuple|None=None):  # bounds: (lo, hi) when known already (03 renames a Sym's buffers)
+        lo, hi = bounds or sym_bounds(u)
         if u.shape != () or lo < 0: raise ValueError(f"a size must be a 0-d int32 expression that is never negative, got bounds [{lo}, {hi}]")
         (s := super().__new__(cls, hi)).u, s.lo = u, lo; return s
     def __eq__(s, o): return isinstance(o, Sym) and o.u is s.u

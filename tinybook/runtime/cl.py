@@ -138,7 +138,8 @@ class OpenCLRenderer(WorkgroupRenderer, CRenderer):
         return f"({{union {{{vtype(d)} v; {cl_types[d]}{self.nl} e;}} u; u.v = {a[0]}; u.e = sqrt(u.e); u.v;}})"  # OpenCL's own vector type's
     def loop(self, u:UOp, outer:bool, end) -> str:
         if self.wg: return self.group_loop(u, end)
-        return f"{{ int {u.arg[0]} = get_global_id(0);" if outer else super().loop(u, False, end)
+        if not outer: return super().loop(u, False, end)
+        return f"{{ int {u.arg[0]} = get_global_id(0);{f' if ({u.arg[0]} >= {end}) return;' * isinstance(end, str)}"  # a stopped loop: past its end
     def bitcast(self, u:UOp, a:str) -> str:
         if dtypes.float16 in (u.dtype, u.src[0].dtype) and not self.fp16:  # a half's bits are what vstore_half writes
             return f"u2h(as_ushort({a}))" if u.dtype is dtypes.float16 else f"as_{cl_types[u.dtype]}(h2u({a}))"

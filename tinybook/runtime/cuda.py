@@ -46,7 +46,7 @@ class CUDARenderer(WorkgroupRenderer, CRenderer):  # LOCAL and GROUP as 05b's wo
     def loop(self, u:UOp, outer:bool, end) -> str:
         if self.wg: return self.group_loop(u, end)
         n = u.arg[0]
-        return f"{{ int {n} = blockIdx.x * blockDim.x + threadIdx.x; if ({n} >= {u.arg[1]}) return;" if outer else super().loop(u, False, end)
+        return f"{{ int {n} = blockIdx.x * blockDim.x + threadIdx.x; if ({n} >= {end}) return;" if outer else super().loop(u, False, end)
     def store(self, u:UOp, idx:str, val:str) -> str:
         if u.src[2].dtype is dtypes.float16: return self.group_store(f"data{u.src[0].arg}[{idx}] = h2u({val});")
         return self.group_store(super().store(u, idx, val))

@@ -39,7 +39,7 @@ class WGSLRenderer(WorkgroupRenderer, CRenderer):  # 05b's workgroups, spelled i
         if self.wg and u in self.wg[0]:  # the spare groups of a 2-D dispatch leave first (the group id is the same for all its items)
             first = u is next(iter(self.wg[0])) and n.startswith("gidx")
             return f"{{ {f'if ({WG_IDS[0]} >= {self.wg[1][0] // self.wg[2][0]}) {{ return; }} ' * first}let {n} = {self.wg[0][u]};"
-        if outer and not self.wg: return f"{{ let {n} = i32(gid.x + gid.y * {65535 * _WG}u); if ({n} >= {u.arg[1]}) {{ return; }}"
+        if outer and not self.wg: return f"{{ let {n} = i32(gid.x + gid.y * {65535 * _WG}u); if ({n} >= {end}) {{ return; }}"
         return f"for (var {n}: i32 = 0; {n} < {end}; {n}++) {{"
     def const(self, v, d:DType) -> str:
         if d is dtypes.bool: return "true" if v else "false"
