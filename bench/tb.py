@@ -25,14 +25,14 @@ def _launch(x:Tensor, depth:int, mode:str):
     return lambda: jc(x)
 
 def _decode(t:dict, pos:int):
-    "The decode step of `bench.core._decode` replayed by TinyJit: the caches written in place at a Variable position, one capture for all."
+    "The decode step of `bench.core._decode` replayed by TinyJit: caches written in place at a Variable position, attention over its rows 0..pos."
     H, T, hd = t["kc"].shape
     @TinyJit
     def step(x:Tensor, p:Tensor) -> Tensor:
         q, k, v = [(x @ t[w]).reshape(H, 1, hd) for w in ("wq", "wk", "wv")]
         t["kc"][:, p], t["vc"][:, p] = k.reshape(H, hd), v.reshape(H, hd)
-        s = (Tensor.arange(T) <= p).reshape(1, 1, T).where(q @ t["kc"].transpose(1, 2) * hd**-.5, float("-inf")).softmax(-1)
-        return ((s @ t["vc"]).reshape(1, H * hd) @ t["wo"]).realize()
+        kc, vc = t["kc"][:, :p + 1], t["vc"][:, :p + 1]  # rows 0..pos: a Sym size, read by the kernels when they run
+        return (((q @ kc.transpose(1, 2) * hd**-.5).softmax(-1) @ vc).reshape(1, H * hd) @ t["wo"]).realize()
     var = Variable("pos", 0, T - 1)
     return lambda: step(t["x"], var.bind(pos))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os, gc, json, time, ctypes, weakref, functools, numpy as np
 from pathlib import Path
 from typing import Callable
-from .tensor import Tensor, UOp, Ops, Buffer, to_dtype, patch_to, getenv, cast_np, rng_hooks, var_bounds
+from .tensor import Tensor, UOp, Ops, Buffer, Sym, to_dtype, patch_to, getenv, cast_np, rng_hooks, var_bounds
 from .schedule import kernel_name, in_place, kept_outputs
 from .runtime import cpu
 from .device import Device, CompiledKernel, device_empty, capturing, GlobalCounters, kernel_ops, kernel_mem, host_array, host_empty
@@ -210,8 +210,13 @@ class CapturedJit:
         for s, make in self.draws: self.bufs[s].data = cast_np(make(), self.bufs[s].dtype).reshape(-1)  # in the order the function drew them
         for step in self.steps: step()
         for ref, s, shape in self.rebind:
-            if (t := ref()) is not None: t.uop = _node(self.bufs[s], shape)
-        return _unleaf(self.spec["ret"], [Tensor(_node(self.bufs[s], shape)) for s, shape in self.spec["outs"]])
+            if (t := ref()) is not None: t.uop = _node(self.bufs[s], self.now(shape, tensors))
+        return _unleaf(self.spec["ret"], [Tensor(_node(self.bufs[s], self.now(shape, tensors))) for s, shape in self.spec["outs"]])
+    def now(self, shape, tensors:tuple) -> tuple:
+        "`shape` with each `Sym` size (00) read from this call's inputs instead of the capture's (`in_uops`, kept by `_plan`)."
+        m = dict(zip(getattr(self, "in_uops", ()), (t.uop for t in tensors)))
+        sub = lambda u: m.get(u) or (u.replace(src=tuple(map(sub, u.src))) if u.src else u)
+        return tuple(Sym(sub(s.u), (s.lo, int(s))) if isinstance(s, Sym) else s for s in shape)
 
 # %% ../nbs/08_jit.ipynb #5c5a1bc5
 def _kernel_call(si, dev:str) -> tuple|None:
@@ -302,7 +307,8 @@ def _plan(cap:_Capture, named:list[tuple[str, Tensor]], in_bufs:list[Buffer], re
     owners = [(weakref.ref(t), consts[id(b)], b) for t in gc.get_objects() if type(t) is Tensor and id(b := _buf(t)) in consts]
     temps = [(weakref.ref(t), sid[id(b)], t.shape) for t, b in final.values() if id(t) not in cap.assigned]
     draws = [(consts[id(b)], make) for b, make in cap.draws if id(b) in consts]  # random numbers the kernels read: drawn anew each replay
-    return CapturedJit(spec, libs, proxies, [t for t, _ in state], kernels, temps, owners, draws)
+    (cj := CapturedJit(spec, libs, proxies, [t for t, _ in state], kernels, temps, owners, draws)).in_uops = [t.uop for _, t in named]
+    return cj
 
 # %% ../nbs/08_jit.ipynb #bf34ba0a
 def _py_values(f) -> dict:
@@ -361,6 +367,8 @@ class TinyJit:
 def save(self, path:str|Path) -> None:
     "Write the program (kernel binaries, slots, steps, constants such as weights, and the state's current values) to `path` (.npz)."
     if self.draws: raise JitError("cannot save: the program draws random numbers, which a saved program cannot draw anew (pass them as inputs)")
+    if any(isinstance(n, Sym) for _, shape in self.spec["outs"] for n in shape):
+        raise JitError("cannot save: a result's size is a Variable's (a Sym), which a saved program cannot read: return a fixed-size tensor")
     if (k := next((st for st in self.spec["steps"] if st["kind"] == "kernel"), None)) is not None:
         raise JitError(f"cannot save: kernel {kernel_name(self.kernels[k['kernel']][1])} runs on its own, outside a batch "
                        "(on PYTHON, DISK, CL images or with JIT=2)")

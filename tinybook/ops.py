@@ -240,6 +240,8 @@ def _index(n:int, dtype, device) -> Tensor:
 @staticmethod
 def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad=None) -> Tensor:
     "`start, start+step, ...` up to but excluding `stop`: 32- and 64-bit integers as a kernel's index arithmetic, others from the host (00)."
+    if isinstance(start, Sym) and stop is None and step == 1:  # 0..n-1 for a Sym size n (00): up to its largest value, cut to n
+        return Tensor.arange(int(start), dtype=dtype, device=device, requires_grad=requires_grad).shrink(((0, start),))
     a, n, s, d = arange_args(start, stop, step, dtype)
     if d not in (dtypes.int32, dtypes.int64) or not n or not all(isinstance(x, (int, np.integer)) for x in (a, s)):
         return _host_arange(start, stop, step, dtype, device, requires_grad)
@@ -472,8 +474,7 @@ def _sym_valid(self, axes:tuple) -> Tensor|None:
     "Where each axis in `axes` of `Sym` size (00) is inside that size, broadcastable to `self` (None: no such axis)."
     ok = None
     for a, s in ((a, self.shape[a]) for a in axes if isinstance(self.shape[a], Sym)):
-        m = (Tensor.arange(int(s), device=self.device) < Tensor(s.u).to(self.device)).shrink(((0, s),))
-        m = m.reshape(tuple(s if i == a else 1 for i in range(self.ndim)))
+        m = (Tensor.arange(s, device=self.device) < Tensor(s.u).to(self.device)).reshape(tuple(s if i == a else 1 for i in range(self.ndim)))
         ok = m if ok is None else ok & m
     return ok
 @patch_to(Tensor)

@@ -603,7 +603,7 @@ def _rg(t:Tensor, requires_grad) -> Tensor:
 def _shape(*shape) -> tuple:
     shape = argfix(*shape)
     if not all(isinstance(s, (int, np.integer)) and s >= 0 for s in shape): raise ValueError(f"shape {shape}: dimensions must be non-negative ints")
-    return tuple(int(s) for s in shape)
+    return tuple(s if isinstance(s, Sym) else int(s) for s in shape)
 @patch_to(Tensor)
 @staticmethod
 def full(shape, fill_value, dtype=None, device=None, requires_grad=None) -> Tensor:

@@ -16,8 +16,8 @@ from ..nn.state import replacing
 from ..device import Allocator, Compiler, CompiledDevice, CompiledKernel, Device, cache_dir, kernel_ops, search_opts, host_array, host_lanes
 
 # %% auto #0
-__all__ = ['CFLAGS', 'CACHE_FILES', 'THREAD_WORK', 'CHECK_POINTS', 'c_compiler', 'host_panel', 'compile_c', 'trim_cache',
-           'thread_pool', 'load_lib', 'CPUProgram', 'check_opts', 'beam_search', 'CCompiler', 'CPUDevice']
+__all__ = ['CFLAGS', 'CACHE_FILES', 'SLP_FIX', 'THREAD_WORK', 'CHECK_POINTS', 'c_compiler', 'host_panel', 'compile_c',
+           'trim_cache', 'thread_pool', 'load_lib', 'CPUProgram', 'check_opts', 'beam_search', 'CCompiler', 'CPUDevice']
 
 # %% ../../nbs/05a_cpu.ipynb #bc7345ec
 CFLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Werror", "-Wno-unused-variable",
@@ -95,11 +95,13 @@ class CPUProgram:
 def _compile(ast:UOp, opts:list[Opt], renderer) -> CompiledKernel:
     "Kernel `ast` with `opts` applied, compiled for the CPU."
     k, name = Kernel(ast, opts), kernel_name(ast)
-    lanes = k.lane_axis() is not None  # vector code: transcendentals as polynomials, multiply-adds fused
+    lanes = k.lane_axis() is not None  # vector code: transcendentals as polynomials, multiply-adds fused, no SLP_FIX (below)
     src = renderer.render(name, lin := k.linearize(renderer.lane_supported if lanes else renderer.supported))
     n = outer_loop(lin).arg[1] if outer_loop(lin) else 1
     threads = 2 if kernel_ops(ast) + math.prod(k.full_shape) >= THREAD_WORK else 1
-    return CompiledKernel(name, src, CPUProgram(name, compile_c(src, name, ("-ffp-contract=fast",) * lanes + renderer.cflags)), (n,), None, threads)
+    lib = compile_c(src, name, ("-ffp-contract=fast", SLP_FIX) * lanes + renderer.cflags)
+    return CompiledKernel(name, src, CPUProgram(name, lib), (n,), None, threads)
+SLP_FIX = "-fno-tree-slp-vectorize"  # gcc 12 -O2 with AVX-512 miscompiles `c ? hred(acc) : 0` stores (a masked attention's scores); clang takes it
 THREAD_WORK = 1 << 23  # ops + loop points from which a kernel splits between two threads: waking one costs ~60 us here (measured)
 CHECK_POINTS = 1 << 22  # loop points 03's executor checks in memory; a bigger kernel is checked against itself compiled without opts
 def check_opts(ast:UOp, opts:list[Opt], arrays:list[np.ndarray], renderer) -> None:
