@@ -266,9 +266,9 @@ def collapse_gather(root:UOp) -> UOp:
     "A sum over range r of `v == r ? x(r) : 0`, v not depending on r, is `0 <= v < n ? x(v) : 0`: one read where a one-hot read n."
     return _rebuild(root, _collapse)
 def _conds(c:UOp) -> list[UOp]: return _conds(c.src[0]) + _conds(c.src[1]) if c.op is Ops.AND else [c]
-def _stop(v:UOp, r:UOp, ident) -> tuple[int, UOp]|None:
-    "(L, b) if value `v` is `r*L + w < b ? x : ident` with w in [0, L) and b computed outside every loop: `ident` from r = ceil(b/L) on."
-    if v.op is not Ops.WHERE or v.src[2].op is not Ops.CONST or v.src[2].arg != ident: return None
+def _stop(v:UOp, r:UOp, keep) -> tuple[int, UOp]|None:
+    "(L, b) if value `v` is `r*L + w < b ? x : y`, `keep(y)`, w in [0, L) and b computed outside every loop: y from r = ceil(b/L) on."
+    if v.op is not Ops.WHERE or not keep(v.src[2]): return None
     for c in _conds(v.src[0]):
         if c.op is not Ops.CMPLT or not is_index(c.src[0]) or any(x.op is Ops.RANGE for x in c.src[1].toposort): continue
         ts = _terms(c.src[0]); rt = [t for t in ts if r in t.toposort]
@@ -277,19 +277,20 @@ def _stop(v:UOp, r:UOp, ident) -> tuple[int, UOp]|None:
         if L > 0 and 0 <= vbounds(w)[0] and vbounds(w)[1] < L: return L, c.src[1]
     return None
 def stop_loops(root:UOp) -> UOp:
-    "A reduce loop r whose values are all the reduce's identity from r = ceil(b/L) on (`_stop`) stops there: its `RANGE` gets that end, at most n."
+    "A loop whose trips from r = ceil(b/L) on change nothing (`_stop`: a reduce's identity, a store of what is there) stops there, at most at n."
     new, i32 = {}, lambda v: _const(v, dtypes.int32)
-    def stop(r:UOp, vals:list, ident):
-        if len(hits := {_stop(v, r, ident) for v in vals}) != 1 or (hit := hits.pop()) is None: return
+    def stop(r:UOp, vals:list):  # vals: (value, keep) pairs
+        if len(hits := {_stop(v, r, keep) for v, keep in vals}) != 1 or (hit := hits.pop()) is None: return
         (L, b), n = hit, r.arg[1]
         e = b if L == 1 else UOp(Ops.IDIV, dtypes.int32, (UOp(Ops.ADD, dtypes.int32, (b, i32(L - 1))), i32(L)))
         new[r] = r.replace(src=(UOp(Ops.WHERE, dtypes.int32, (UOp(Ops.CMPLT, dtypes.bool, (e, i32(n))), e, i32(n))),))
     for u in (u for u in root.toposort if u.op is Ops.REDUCE):
         for r in (s for s in u.src if s.op is Ops.RANGE and s.arg[0].startswith("ridx") and not s.src):
-            stop(r, [v for v in u.src if v.op is not Ops.RANGE], 0 if u.arg is Ops.ADD else dtypes.min(u.dtype))
-    stores = [s for s in root.src if s.op is Ops.STORE]  # an output 03 zeroes past a Sym size: the global loop stops there too
+            ident = 0 if u.arg is Ops.ADD else dtypes.min(u.dtype)
+            stop(r, [(v, lambda y: y.op is Ops.CONST and y.arg == ident) for v in u.src if v.op is not Ops.RANGE])
+    stores = [s for s in root.src if s.op is Ops.STORE]  # 03 zeroes an output past a Sym size, or writes in place what is there: don't
     for r in {x for s in stores for x in s.src[1].toposort if x.op is Ops.RANGE and x.arg[0].startswith("gidx")}:
-        stop(r, [s.src[2] for s in stores], 0)
+        stop(r, [(s.src[2], lambda y, s=s: y.op is Ops.CONST and y.arg == 0 or y.op is Ops.LOAD and y.src[:2] == s.src[:2]) for s in stores])
     return _rebuild(root, new.get) if new else root
 @functools.cache
 def plain_linear(ast:UOp) -> list[UOp]:

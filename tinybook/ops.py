@@ -994,9 +994,9 @@ def _setitem_value(self, v, target:tuple) -> Tensor:
 @patch_to(Tensor)
 def __setitem__(self, idx, v) -> None:
     "Assign `v` (broadcast) to `self[idx]`; the tensor now refers to the updated value (or a later chapter's `writers` write it in place)."
-    if any(isinstance(i, slice) and isinstance(i.stop, (Tensor, Sym)) for i in (idx if isinstance(idx, tuple) else (idx,))):
-        raise IndexError("t[:n] = v with a Variable size n is not supported: write at a Variable position, t[pos] = v")
     if any(w(self, idx, v) for w in writers.values()): return
+    if any(isinstance(i, slice) and isinstance(i.stop, (Tensor, Sym)) for i in (idx if isinstance(idx, tuple) else (idx,))):
+        raise IndexError("t[:n] = v with a Variable size n writes in place only: into a realized tensor that needs no gradient")
     flips, ranges, steps, target, tix = self._index_plan(idx)
     if tix: target = self[idx].shape  # tensor indices broadcast: only the gather knows the shape
     v = self._setitem_value(v, target)

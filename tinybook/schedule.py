@@ -53,7 +53,9 @@ class _KernelBuilder:
         return UOp(Ops.SINK, src=tuple(self.store(UOp(Ops.PARAM, u.dtype, (), i), u) for i, u in enumerate(self.outs)))
     def store(self, p:UOp, u:UOp) -> UOp:
         "The STORE of `u` into parameter `p`: all of it, or an `ASSIGN`'s value through its view plus its offset (see below)."
-        if u.op is Ops.ASSIGN: return UOp(Ops.STORE, dtypes.void, (p, self.build(u.src[1], ()), self.build(u.src[2], ())), u.arg)
+        if u.op is Ops.ASSIGN:
+            st = ShapeTracker(tuple(View(*map(_plain, (v.shape, v.strides, v.offset, v.mask))) for v in u.arg.views))
+            return UOp(Ops.STORE, dtypes.void, (p, self.build(u.src[1], ()), self.build(u.src[2], ())), st)
         if any(isinstance(s, Sym) for s in u.shape):  # 0 past a Sym size (nothing reads it): 04 stops the loop there
             t = Tensor(u); u2 = t._sym_valid(tuple(range(t.ndim))).where(t, 0).cast(u.dtype).uop
             return UOp(Ops.STORE, dtypes.void, (p, self.build(u2, ())), _view(u.shape, ()))
@@ -62,6 +64,8 @@ class _KernelBuilder:
         if (u, mops) not in self.memo: self.memo[(u, mops)] = self._build(u, mops)  # shared subgraphs are built once
         return self.memo[(u, mops)]
     def _build(self, u:UOp, mops:tuple) -> UOp:
+        if (k := next((i for i, o in enumerate(self.outs) if o.op is Ops.ASSIGN and o.src[0] is u), None)) is not None:
+            return UOp(Ops.LOAD, u.dtype, (UOp(Ops.PARAM, u.dtype, (), k),), _view(u.shape, mops))  # what a write in place overwrites
         if u not in self.outs and (u in self.realized or u.op is Ops.BUFFER): return UOp(Ops.LOAD, u.dtype, (self.param(u),), _view(u.shape, mops))
         if u.op in GroupOp.Movement: return self.build(u.src[0], mops + ((u.op, u.arg),))
         if u.op is Ops.CONST: return UOp(Ops.VIEW, u.dtype, (UOp(Ops.CONST, u.dtype, (), u.arg),), _view((), mops))
@@ -234,10 +238,12 @@ def write_view(t:Tensor) -> tuple[UOp, ShapeTracker]|None:
 def in_place(t:Tensor) -> tuple[UOp, ShapeTracker]|None:
     "`write_view(t)` when `t` is part of a buffer (not all of it, which `assign` gives a new value instead), else None."
     return None if (t.uop.src[0] if t.uop.op is Ops.RESHAPE else t.uop).op is Ops.BUFFER else write_view(t)
-def write_into(buf:UOp, st:ShapeTracker, v:Tensor, off:Tensor|None=None) -> None:
-    "Write `v` into `BUFFER` `buf` through view `st`, `off` (int32, `v`'s shape) elements further on: one kernel, now."
+def write_into(buf:UOp, st:ShapeTracker, v:Tensor, off:Tensor|None=None, region:Tensor|None=None) -> None:
+    "Write `v` into `BUFFER` `buf` through view `st` (`region`: that view as a tensor), `off` (int32, `v`'s shape) elements further on: one kernel."
     if math.prod(st.shape) == 0: return  # nothing to write (an empty slice)
     if buf in v.uop.toposort: v = v.contiguous()  # it reads what it overwrites: into a buffer of its own first
+    if region is not None and (ok := region._sym_valid(tuple(range(region.ndim)))) is not None:
+        v = ok.where(v, region)  # past a Sym size (00) what is there, read where it is written: 04 stops the loop at the size
     off = Tensor.zeros(v.shape, dtype=dtypes.int32, device=v.device) if off is None else off
     u = UOp(Ops.ASSIGN, v.dtype, (buf, v.uop, off.uop), st)
     backends.get(u.device, lambda roots: run_schedule(schedule_uops(roots)[0]))([u])
@@ -246,7 +252,7 @@ def write_in_place(t:Tensor, idx, v) -> bool:
     "00's `writers` entry: `t[idx] = v` in place if `t[idx]` is part of a realized buffer (`idx` None: 02a's `t.assign(v)`); True if written."
     if idx is None:
         if (w := in_place(t)) is None: return False
-        write_into(*w, v); return True
+        write_into(*w, v, region=t); return True
     idx = idx if isinstance(idx, tuple) else (idx,)
     ts = [k for k, i in enumerate(idx) if isinstance(i, Tensor)]
     if t.requires_grad or write_view(t) is None or len(ts) > 1 or ts and not _var_index(idx[ts[0]]): return False
@@ -259,5 +265,5 @@ def write_in_place(t:Tensor, idx, v) -> bool:
         except IndexError as e: raise IndexError(f"Variable {name} reaches {hi}, past the axis it indexes: {e}") from None
         stride = write_view(at(1))[1].views[0].offset - w[1].views[0].offset if hi else 0
         off = (p.to(t.device).cast(dtypes.int32) * stride).reshape((1,) * region.ndim).expand(region.shape)
-    write_into(*w, t._setitem_value(v, region.shape), off); return True
+    write_into(*w, t._setitem_value(v, region.shape), off, region if off is None else None); return True
 writers["schedule"] = write_in_place  # a dict entry, not a patch: 01's setitem and 02a's assign ask it whoever redefines them
