@@ -5,7 +5,7 @@ import numpy as np
 WORKLOADS = ("matmul", "conv2d", "elementwise", "softmax", "layernorm", "mlp", "launch", "matvec", "decode")
 LAUNCH = (("chain", "32 deps, 1 realize"), ("each", "32 realizes"), ("jit", "32 deps, TinyJit"))
 MLP = (("eager", ""), ("jit", " TinyJit"))
-MATVEC = ("fp32 W", "int8 W", "int8 W·x")  # weights fp32, int8 (converted in the kernel), or int8 times int8 activations summed in int32  # the training step as written, and replayed by TinyJit (its peers: torch eager, tinygrad.jit)
+MATVEC = ("fp32 W", "fp16 W", "int8 W", "int8 W·x")  # weights fp32, fp16 or int8 (converted in the kernel), or int8 times int8 activations in int32  # the training step as written, and replayed by TinyJit (its peers: torch eager, tinygrad.jit)
 
 class NotAvailable(Exception): "A case this side cannot run yet; its row says n/a with the reason."
 
@@ -33,7 +33,7 @@ def cases(workloads, quick=False) -> list[Case]:
         if w == "mlp":
             b = 32 if quick else 256; out += [Case(w, f"784-512-512-10 b{b}{label}", 1, "ms/step", batch=b, mode=m) for m, label in MLP]
         if w == "launch": out += [Case(w, label, 32, "us/kernel", depth=32, mode=m) for m, label in LAUNCH]
-        if w == "matvec":  # an LLM's decode: weights (fp32, or int8 converted in the kernel) times one activation vector
+        if w == "matvec":  # an LLM's decode: weights (fp32, or fp16 or int8 converted in the kernel) times one activation vector
             n = 256 if quick else 4096; out += [Case(w, f"{n}x{n} {t}", 2 * n * n, "GFLOPS", N=n, kind=t) for t in MATVEC]
         if w == "decode":  # one attention layer's decode step at position `pos` of a KV cache of T positions, replayed by TinyJit
             T, D = (64, 64) if quick else (2048, 512)
@@ -51,7 +51,8 @@ def inputs(case:Case) -> dict[str, np.ndarray]:
     if w == "launch": return dict(x=np.ones(16, np.float32))
     if w == "matvec":
         n, i8 = p["N"], lambda *s: rng.integers(-128, 128, s, dtype=np.int8)
-        return dict(w=f32(n, n) - 0.5 if p["kind"] == "fp32 W" else i8(n, n), x=i8(n) if p["kind"] == "int8 W·x" else f32(n) - 0.5)
+        w = (f32(n, n) - 0.5).astype(np.float16 if p["kind"] == "fp16 W" else np.float32) if p["kind"][:2] == "fp" else i8(n, n)
+        return dict(w=w, x=i8(n) if p["kind"] == "int8 W·x" else f32(n) - 0.5)
     if w == "decode":
         D, T, hd = p["D"], p["T"], p["D"] // p["H"]
         return dict(x=f32(1, D) - 0.5, **{k: (f32(D, D) - 0.5) / D**.5 for k in ("wq", "wk", "wv", "wo")},

@@ -141,12 +141,13 @@ VEC_OPS = {Ops.ADD, Ops.MUL, Ops.MAX, Ops.CMPLT, Ops.CMPNE, Ops.AND, Ops.OR, Ops
            Ops.RECIPROCAL, Ops.SQRT, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.TRUNC, Ops.MULACC, Ops.CAST, Ops.BITCAST}  # lane-wise in C
 NARROW = (dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16)  # moved in lanes of their own width, converted to 32 bits to compute
 def vectorizable(ast:UOp) -> str|None:
-    "Why kernel `ast` can't run on 32-bit vector lanes (8- and 16-bit integers and bfloat16 loaded, stored and converted), or None if it can."
+    "Why kernel `ast` can't run on 32-bit vector lanes (8- and 16-bit integers, half and bfloat16 loaded, stored and converted), or None if it can."
     for u in ast.toposort:
         d = u.src[1].dtype if u.op is Ops.STORE else u.dtype
-        if u.op in (Ops.LOAD, Ops.STORE) and d.itemsize != 4 and d not in NARROW + (dtypes.bfloat16,): return f"no 32-bit lanes: it moves {d}"
+        if u.op in (Ops.LOAD, Ops.STORE) and d.itemsize != 4 and d not in NARROW + (dtypes.bfloat16, dtypes.float16):
+            return f"no 32-bit lanes: it moves {d}"
         if u.op is Ops.CAST and {d, u.src[0].dtype} & set(NARROW) and all(x in NARROW or x.itemsize == 4 for x in (d, u.src[0].dtype)): continue
-        if u.op is Ops.CAST and {d, u.src[0].dtype} == {dtypes.bfloat16, dtypes.float32}: continue  # a bfloat16 is a float with fewer bits
+        if u.op is Ops.CAST and {d, u.src[0].dtype} in ({dtypes.bfloat16, dtypes.float32}, {dtypes.float16, dtypes.float32}): continue  # fewer bits
         if u.op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST, Ops.REDUCE} and (u.op not in VEC_OPS | {Ops.REDUCE} or
                                                                          u.dtype.itemsize != 4 and u.dtype is not dtypes.bool):
             return f"no 32-bit lanes: it has {u.op} on {u.dtype}"

@@ -9,9 +9,9 @@ from .tensor import UOp, Ops, GroupOp, DType, dtypes
 from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base, interval, NARROW
 
 # %% auto #0
-__all__ = ['c_types', 'C_INCLUDES', 'C_F16', 'C_BF16', 'C_VBF16', 'C_FREESTANDING', 'c_const', 'c_alu', 'c_index',
+__all__ = ['c_types', 'C_INCLUDES', 'C_F16', 'C_BF16', 'HALF', 'C_VBF16', 'C_FREESTANDING', 'c_const', 'c_alu', 'c_index',
            'c_bitcast_bf16', 'vtype', 'vbroadcast', 'lane_values', 'at_lane', 'vector_load', 'vector_store',
-           'vcast_steps', 'vector_alu', 'dot_i8_args', 'c_dot_i8', 'c_widen8', 'hred_name', 'vector_prelude',
+           'vcast_steps', 'vector_alu', 'dot_i8_args', 'c_dot_i8', 'c_widen8', 'c_half', 'hred_name', 'vector_prelude',
            'outer_loop', 'Renderer', 'CRenderer', 'FreestandingCRenderer']
 
 # %% ../nbs/04a_renderer.ipynb #510e322c
@@ -160,6 +160,18 @@ def c_widen8(n:int, ds:set) -> str:
         body = f"#if defined({isa[0]})\n  {isa[1].format(s=s)}\n#else\n  {gen}\n#endif\n" if isa else f"  {gen}\n"
         out += f"static inline vint32_t widen_{t[:-2]}(v{t} x) {{\n{body}}}\n"
     return out
+HALF = {dtypes.float16, dtypes.float32}  # the conversions `c_half` does
+def c_half(n:int) -> str:
+    "C for `widen_half`/`narrow_half`: n halves to n float lanes, and back rounding to nearest even, in one F16C instruction where the target has it."
+    isa = {16: ("__AVX512F__", "__m256i", "_mm512"), 8: ("__F16C__", "__m128i", "_mm256"), 4: ("__F16C__", "__m128i", "_mm")}.get(n)
+    gen = ["return __builtin_convertvector(x, vfloat);", "return __builtin_convertvector(x, v_Float16);"]
+    fast = [f"{isa[1]} t = {{}}; __builtin_memcpy(&t, &x, sizeof(x)); return (vfloat){isa[2]}_cvtph_ps(t);",
+            f"{isa[1]} t = {isa[2]}_cvtps_ph(x, 0); v_Float16 r; __builtin_memcpy(&r, &t, sizeof(r)); return r;"] if isa else gen
+    out = f"#if defined(__x86_64__) && defined({isa[0]})\n#include <immintrin.h>\n#endif\n" if isa else ""
+    for sig, g, f in zip(("vfloat widen_half(v_Float16 x)", "v_Float16 narrow_half(vfloat x)"), gen, fast):
+        body = f"#if defined(__x86_64__) && defined({isa[0]})\n  {f}\n#else\n  {g}\n#endif\n" if isa else f"  {g}\n"
+        out += f"static inline {sig} {{\n{body}}}\n"
+    return out
 C_VBF16 = """static inline vuint16_t vf2bf(vfloat f) {
   vuint32_t u = (vuint32_t)f, r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16, nan = (vuint32_t)(f != f);
   return __builtin_convertvector((nan & 0x7FC0) | (~nan & r), vuint16_t);
@@ -204,6 +216,7 @@ class CRenderer(Renderer):
     def const(self, v, d:DType) -> str: return c_const(v, d)
     def alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str: return c_alu(op, d, a)  # sd: the operands' dtype
     def vector_alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:  # on lane values; bytes widened by `c_widen8`
+        if op is Ops.CAST and self.host_dot and {sd, d} == HALF: return f"{'widen' if d is dtypes.float32 else 'narrow'}_half({a[0]})"  # c_half
         if op is Ops.CAST and self.host_dot and sd in (dtypes.int8, dtypes.uint8) and d.itemsize == 4:
             return vector_alu(op, d, [f"widen_{sd.name}({a[0]})"], dtypes.int32) if d is not dtypes.int32 else f"widen_{sd.name}({a[0]})"
         return vector_alu(op, d, a, sd)
@@ -275,6 +288,7 @@ class CRenderer(Renderer):
         wide = {u.src[0].dtype for u in vec if u.op is Ops.CAST and u.src[0].dtype in (dtypes.int8, dtypes.uint8) and u.dtype.itemsize == 4}
         if lane is not None:
             head += vector_prelude(lin, lane, vec) + c_widen8(lane.arg[1], wide) * bool(wide and self.host_dot) + c_dot_i8(lane.arg[1]) * bool(dots)
+            head += c_half(lane.arg[1]) * (self.host_dot and any(u.op is Ops.CAST and {u.dtype, u.src[0].dtype} == HALF for u in vec))
         return head + self.signature(name, params) + " {\n" + "".join("  " * d + ln + "\n" for d, ln in lines) + "}\n"
 
 # %% ../nbs/04a_renderer.ipynb #c57fe043

@@ -172,7 +172,9 @@ class CLDevice(CompiledDevice):
         "Vector lanes: the host's on a CPU device (PoCL compiles 04a's vector C as it is), none on a GPU or with IMAGE=1; `CL_LANES` sets them."
         if os.getenv("CL_LANES") is None and (int(os.getenv("IMAGE", "0")) or not self.dev.type & self.cl.device_type.CPU): return 0
         return host_lanes("CL_LANES")
-    def opts(self, ast:UOp) -> list: return hand_coded_opts(Kernel(ast), n) if (n := self.lanes()) else workgroup_opts(ast)
+    def opts(self, ast:UOp) -> list:  # without cl_khr_fp16 a half is a float in registers: no half lanes (04a's vectors of 16-bit halves)
+        half = not self.renderer.fp16 and any(u.dtype is dtypes.float16 for u in ast.toposort)
+        return hand_coded_opts(Kernel(ast), n) if (n := self.lanes()) and not half else workgroup_opts(ast)
     def graph(self, calls:list, mem:list):
         "A function queueing the launch of every (kernel, slots) of `calls` on the memory `mem` holds, without waiting, in order (08's batches)."
         return lambda: [k.prog.kernel(self.queue, k.size, k.local, *[mem[s] for s in slots]) for k, slots in calls]
