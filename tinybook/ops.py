@@ -995,8 +995,9 @@ def _setitem_value(self, v, target:tuple) -> Tensor:
 def __setitem__(self, idx, v) -> None:
     "Assign `v` (broadcast) to `self[idx]`; the tensor now refers to the updated value (or a later chapter's `writers` write it in place)."
     if any(w(self, idx, v) for w in writers.values()): return
-    if any(isinstance(i, slice) and isinstance(i.stop, (Tensor, Sym)) for i in (idx if isinstance(idx, tuple) else (idx,))):
-        raise IndexError("t[:n] = v with a Variable size n writes in place only: into a realized tensor that needs no gradient")
+    if any(isinstance(i, slice) and (isinstance(i.start, Tensor) or isinstance(i.stop, (Tensor, Sym))) for i in argfix(idx)):
+        raise IndexError("a slice with a Variable, t[:n] or t[p:p + k] (n, p bound Variables, k an int), is written in place only: "
+                         "into a realized tensor that needs no gradient")
     flips, ranges, steps, target, tix = self._index_plan(idx)
     if tix: target = self[idx].shape  # tensor indices broadcast: only the gather knows the shape
     v = self._setitem_value(v, target)

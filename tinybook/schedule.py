@@ -248,21 +248,28 @@ def write_into(buf:UOp, st:ShapeTracker, v:Tensor, off:Tensor|None=None, region:
     u = UOp(Ops.ASSIGN, v.dtype, (buf, v.uop, off.uop), st)
     backends.get(u.device, lambda roots: run_schedule(schedule_uops(roots)[0]))([u])
 def _var_index(i) -> bool: return isinstance(i, Tensor) and getattr(i, "_var", None) is not None and i.ndim == 0 and i._var[1] >= 0
+def _var_slot(i) -> tuple|None:
+    "(the bound Variable, the index at its value p) if index `i` is one (p), or a slice from one to it plus an int n (p:p+n), else None."
+    if _var_index(i): return i, lambda p: p
+    if isinstance(i, slice) and _var_index(i.start) and i.step in (None, 1) and isinstance(i.stop, Tensor) and \
+       (u := i.stop.uop).op is Ops.ADD and u.src[0] is i.start.uop and u.src[1].op is Ops.CONST: return i.start, lambda p: slice(p, p + u.src[1].arg)
+    return None
 def write_in_place(t:Tensor, idx, v) -> bool:
     "00's `writers` entry: `t[idx] = v` in place if `t[idx]` is part of a realized buffer (`idx` None: 02a's `t.assign(v)`); True if written."
     if idx is None:
         if (w := in_place(t)) is None: return False
         write_into(*w, v, region=t); return True
     idx = idx if isinstance(idx, tuple) else (idx,)
-    ts = [k for k, i in enumerate(idx) if isinstance(i, Tensor)]
-    if t.requires_grad or write_view(t) is None or len(ts) > 1 or ts and not _var_index(idx[ts[0]]): return False
-    at = (lambda p: t[idx[:ts[0]] + (p,) + idx[ts[0] + 1:]]) if ts else lambda p: t[idx]
+    ts = [k for k, i in enumerate(idx) if isinstance(i, Tensor) or isinstance(i, slice) and isinstance(i.start, Tensor)]
+    if t.requires_grad or write_view(t) is None or len(ts) > 1 or ts and (vs := _var_slot(idx[ts[0]])) is None: return False
+    at = (lambda p: t[idx[:ts[0]] + (vs[1](p),) + idx[ts[0] + 1:]]) if ts else lambda p: t[idx]
     if (w := write_view(region := at(0))) is None: return False
     off = None
     if ts:
-        p, (name, _, hi) = idx[ts[0]], idx[ts[0]]._var
-        try: at(hi)
+        p, (name, _, hi) = vs[0], vs[0]._var
+        try: last = at(hi)
         except IndexError as e: raise IndexError(f"Variable {name} reaches {hi}, past the axis it indexes: {e}") from None
+        if last.shape != region.shape: raise IndexError(f"Variable {name} reaches {hi}: the slice from it runs past the axis it indexes")
         stride = write_view(at(1))[1].views[0].offset - w[1].views[0].offset if hi else 0
         off = (p.to(t.device).cast(dtypes.int32) * stride).reshape((1,) * region.ndim).expand(region.shape)
     write_into(*w, t._setitem_value(v, region.shape), off, region if off is None else None); return True
