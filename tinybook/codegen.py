@@ -289,7 +289,7 @@ def stop_loops(root:UOp) -> UOp:
         for r in (s for s in u.src if s.op is Ops.RANGE and s.arg[0].startswith("ridx") and not s.src):
             ident = 0 if u.arg is Ops.ADD else dtypes.min(u.dtype)
             stop(r, [(v, lambda y: y.op is Ops.CONST and y.arg == ident) for v in u.src if v.op is not Ops.RANGE])
-    stores = [s for s in root.src if s.op is Ops.STORE]  # 03 zeroes an output past a Sym size, or writes in place what is there: don't
+    stores = [s for s in root.src if s.op is Ops.STORE]  # past a Sym size 03 stores 0 (an output) or what is there (in place)
     for r in {x for s in stores for x in s.src[1].toposort if x.op is Ops.RANGE and x.arg[0].startswith("gidx")}:
         stop(r, [(s.src[2], lambda y, s=s: y.op is Ops.CONST and y.arg == 0 or y.op is Ops.LOAD and y.src[:2] == s.src[:2]) for s in stores])
     return _rebuild(root, new.get) if new else root
