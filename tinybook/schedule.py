@@ -186,15 +186,21 @@ class _Slot(NamedTuple):
     "A `BUFFER`'s stand-in in the cache key: its number in the graph's order and its size (device and dtype stay on the node)."
     idx: int
     size: int
-def _syms(x) -> list: return [x] if isinstance(x, Sym) else [s for y in x for s in _syms(y)] if isinstance(x, tuple) else []
+def _syms(x) -> list:
+    "The `Sym` sizes in a movement op's or an `ASSIGN`'s argument."
+    if isinstance(x, ShapeTracker): return [s for v in x.views for s in _syms(v.shape)]
+    return [x] if isinstance(x, Sym) else [s for y in x for s in _syms(y)] if isinstance(x, tuple) else []
 def _resym(x, new:dict):
+    "Argument `x` with each `Sym` size's expression made of the new nodes."
+    if isinstance(x, ShapeTracker): return ShapeTracker(tuple(View(_resym(v.shape, new), v.strides, v.offset, _resym(v.mask, new)) for v in x.views))
     return Sym(new[x.u], (x.lo, int(x))) if isinstance(x, Sym) else tuple(_resym(y, new) for y in x) if isinstance(x, tuple) else x
 def _normalize(roots:list[UOp]) -> tuple[tuple, dict]:
     "`roots` with every `BUFFER` made a numbered `_Slot` (in a `Sym` size's expression too), and the map from new nodes back to old ones."
     new, slot = {}, itertools.count()
-    syms = tuple(dict.fromkeys(s.u for u in UOp(Ops.SINK, src=tuple(roots)).toposort if u.op in GroupOp.Movement for s in _syms(u.arg)))
+    named = lambda u: u.op in GroupOp.Movement or u.op is Ops.ASSIGN  # the nodes whose argument may hold a Sym size
+    syms = tuple(dict.fromkeys(s.u for u in UOp(Ops.SINK, src=tuple(roots)).toposort if named(u) for s in _syms(u.arg)))
     for u in UOp(Ops.SINK, src=syms + tuple(roots)).toposort[:-1]:  # a Sym's expression before the views that name it
-        src, arg = tuple(new[s] for s in u.src), _resym(u.arg, new) if u.op in GroupOp.Movement and _syms(u.arg) else u.arg
+        src, arg = tuple(new[s] for s in u.src), _resym(u.arg, new) if named(u) and _syms(u.arg) else u.arg
         new[u] = (u.replace(arg=_Slot(next(slot), u.arg.size)) if u.op is Ops.BUFFER else u if src == u.src and arg is u.arg else
                   u.replace(src=src, arg=arg))
     return tuple(new[r] for r in roots), {v: k for k, v in new.items()}
