@@ -539,7 +539,8 @@ def argmax(self, axis=None, keepdim=False) -> Tensor:
     if axis is None: return _nonempty(self, "argmax", None).flatten().argmax(0).reshape((1,) * self.ndim if keepdim else ())
     if self.ndim == 0: return Tensor.zeros((), dtype=dtypes.int32, device=self.device)
     a = _axis(axis, self.ndim); n = _nonempty(self, "argmax", a).shape[a]
-    idx = Tensor.arange(n, 0, -1, device=self.device).reshape((n,) + (1,) * (self.ndim - a - 1))
+    if isinstance(n, Sym): n = Tensor(n.u).to(self.device)  # a Sym size (00): n, n-1, ..., 1 along it
+    idx = (n - Tensor.arange(self.shape[a], device=self.device)).reshape((self.shape[a],) + (1,) * (self.ndim - a - 1))
     return (n - (self.eq(self.max(a, keepdim=True)) | self.isnan()).where(idx, 0).max(a, keepdim)).cast(dtypes.int32)
 @patch_to(Tensor)
 def argmin(self, axis=None, keepdim=False) -> Tensor:
