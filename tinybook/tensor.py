@@ -309,9 +309,9 @@ class Sym(int):
         lo, hi = bounds or sym_bounds(u)
         if u.shape != () or lo < 0: raise ValueError(f"a size must be a 0-d int32 expression that is never negative, got bounds [{lo}, {hi}]")
         (s := super().__new__(cls, hi)).u, s.lo = u, lo; return s
-    def __eq__(s, o): return isinstance(o, Sym) and o.u is s.u
+    def __eq__(s, o): return isinstance(o, Sym) and o.u is s.u and (o.lo, int(o)) == (s.lo, int(s))  # 03 renames buffers: bounds tell apart
     def __ne__(s, o): return not s == o
-    def __hash__(s): return hash(s.u)
+    def __hash__(s): return hash((s.u, s.lo, int(s)))
     def __repr__(s): return f"Sym({s.lo}..{int(s)})"
     def __add__(s, o):
         if not isinstance(o, int) or isinstance(o, Sym): raise TypeError(f"a Sym size adds integers only, not {o!r}")
