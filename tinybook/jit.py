@@ -175,8 +175,10 @@ def _unleaf(tree, vals:list):
 # %% ../nbs/08_jit.ipynb #3f600276
 class CapturedJit:
     "A captured program: buffer slots, the steps that run kernels on them, and the slots of the inputs, the state and the results."
-    def __init__(self, spec:dict, libs:list, bufs:list[Buffer], state:list[Tensor], kernels:list=(), temps:list=(), owners:list=(), draws:list=()):
+    def __init__(self, spec:dict, libs:list, bufs:list[Buffer], state:list[Tensor], kernels:list=(), temps:list=(), owners:list=(), draws:list=(),
+                 in_uops:list=()):  # in_uops: the inputs' nodes at capture, which the results' Sym sizes (00) are made of
         self.spec, self.libs, self.bufs, self.state, self.kernels, self.owners, self.draws = spec, libs, bufs, state, kernels, owners, draws
+        self.in_uops = in_uops
         self.rebind = [(weakref.ref(t), s, shape) for t, (_, s, shape) in zip(state, spec["state"])] + list(temps)  # temps: other tensors realized
         fixed = set(spec["fixed"])
         self.steps = [_Batch(st, libs, bufs, fixed) if st["kind"] == "batch" else functools.partial(self._step, st) for st in spec["steps"]]
@@ -213,8 +215,8 @@ class CapturedJit:
             if (t := ref()) is not None: t.uop = _node(self.bufs[s], self.now(shape, tensors))
         return _unleaf(self.spec["ret"], [Tensor(_node(self.bufs[s], self.now(shape, tensors))) for s, shape in self.spec["outs"]])
     def now(self, shape, tensors:tuple) -> tuple:
-        "`shape` with each `Sym` size (00) read from this call's inputs instead of the capture's (`in_uops`, kept by `_plan`)."
-        m = dict(zip(getattr(self, "in_uops", ()), (t.uop for t in tensors)))
+        "`shape` with each `Sym` size (00) read from this call's inputs instead of the capture's (`in_uops`)."
+        m = dict(zip(self.in_uops, (t.uop for t in tensors)))
         sub = lambda u: m.get(u) or (u.replace(src=tuple(map(sub, u.src))) if u.src else u)
         return tuple(Sym(sub(s.u), (s.lo, int(s))) if isinstance(s, Sym) else s for s in shape)
 
@@ -307,8 +309,7 @@ def _plan(cap:_Capture, named:list[tuple[str, Tensor]], in_bufs:list[Buffer], re
     owners = [(weakref.ref(t), consts[id(b)], b) for t in gc.get_objects() if type(t) is Tensor and id(b := _buf(t)) in consts]
     temps = [(weakref.ref(t), sid[id(b)], t.shape) for t, b in final.values() if id(t) not in cap.assigned]
     draws = [(consts[id(b)], make) for b, make in cap.draws if id(b) in consts]  # random numbers the kernels read: drawn anew each replay
-    (cj := CapturedJit(spec, libs, proxies, [t for t, _ in state], kernels, temps, owners, draws)).in_uops = [t.uop for _, t in named]
-    return cj
+    return CapturedJit(spec, libs, proxies, [t for t, _ in state], kernels, temps, owners, draws, [t.uop for _, t in named])
 
 # %% ../nbs/08_jit.ipynb #bf34ba0a
 def _py_values(f) -> dict:

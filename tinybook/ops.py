@@ -474,14 +474,14 @@ def _sym_valid(self, axes:tuple) -> Tensor|None:
     "Where each axis in `axes` of `Sym` size (00) is inside that size, broadcastable to `self` (None: no such axis)."
     ok = None
     for a, s in ((a, self.shape[a]) for a in axes if isinstance(self.shape[a], Sym)):
-        m = (Tensor.arange(s, device=self.device) < Tensor(s.u).to(self.device)).reshape(tuple(s if i == a else 1 for i in range(self.ndim)))
+        m = (Tensor.arange(s, device=self.device) < s.tensor(self.device)).reshape(tuple(s if i == a else 1 for i in range(self.ndim)))
         ok = m if ok is None else ok & m
     return ok
 @patch_to(Tensor)
 def _count(self, axis) -> int|Tensor:
     "How many elements a reduction over `axis` takes: an int, or a 0-d int tensor when `Sym` sizes are among them."
     ds = [s for i, s in enumerate(self.shape) if i in _axes(axis, self.ndim)]
-    return functools.reduce(lambda c, s: c * Tensor(s.u).to(self.device), [s for s in ds if isinstance(s, Sym)],
+    return functools.reduce(lambda c, s: c * s.tensor(self.device), [s for s in ds if isinstance(s, Sym)],
                             math.prod(s for s in ds if not isinstance(s, Sym)))
 @patch_to(Tensor)
 def _reduce(self, op:Ops, axis=None, keepdim=False) -> Tensor:
@@ -539,7 +539,7 @@ def argmax(self, axis=None, keepdim=False) -> Tensor:
     if axis is None: return _nonempty(self, "argmax", None).flatten().argmax(0).reshape((1,) * self.ndim if keepdim else ())
     if self.ndim == 0: return Tensor.zeros((), dtype=dtypes.int32, device=self.device)
     a = _axis(axis, self.ndim); n = _nonempty(self, "argmax", a).shape[a]
-    if isinstance(n, Sym): n = Tensor(n.u).to(self.device)  # a Sym size (00): n, n-1, ..., 1 along it
+    if isinstance(n, Sym): n = n.tensor(self.device)  # a Sym size (00): n, n-1, ..., 1 along it
     idx = (n - Tensor.arange(self.shape[a], device=self.device)).reshape((self.shape[a],) + (1,) * (self.ndim - a - 1))
     return (n - (self.eq(self.max(a, keepdim=True)) | self.isnan()).where(idx, 0).max(a, keepdim)).cast(dtypes.int32)
 @patch_to(Tensor)

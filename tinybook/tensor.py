@@ -317,6 +317,7 @@ class Sym(int):
         if not isinstance(o, int) or isinstance(o, Sym): raise TypeError(f"a Sym size adds integers only, not {o!r}")
         return s if o == 0 else Sym(UOp(Ops.ADD, dtypes.int32, (s.u, UOp.const(dtypes.int32, o, s.u.device))))
     def __sub__(s, o): return s + -o
+    def tensor(s, device:str) -> Tensor: return Tensor(s.u).to(device)  # the size's value, read by the kernels that use it
     def value(s) -> int: return int(Tensor(s.u).item())
 
 # %% ../nbs/00_tensor.ipynb #3ea10ed4
@@ -787,7 +788,8 @@ def _index_plan(self, idx):
         if isinstance(i, (Tensor, list, tuple)): ranges.append((0, n)); steps.append(1); tix.append((len(shape), i)); shape.append(n)
         elif isinstance(i, slice) and isinstance(i.stop, (Tensor, Sym)):  # `x[:pos+1]`: a size that kernels read when they run
             m = i.stop if isinstance(i.stop, Sym) else Sym(i.stop.uop)
-            if i.start not in (None, 0) or i.step not in (None, 1): raise IndexError(f"a slice with a Variable stop starts at 0 with step 1, got {i}")
+            if not (i.start is None or _idx_int(i.start) and i.start == 0) or i.step not in (None, 1):
+                raise IndexError(f"a slice with a Variable stop starts at 0 with step 1 (a write may start at a Variable: t[p:p + k] = v), got {i}")
             if m > n: raise IndexError(f"a slice to {m} reaches past dimension {d} of size {n}")
             ranges.append((0, m)); steps.append(1); shape.append(m)
         elif isinstance(i, slice):

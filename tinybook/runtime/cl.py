@@ -97,6 +97,8 @@ class WorkgroupRenderer:
         return [self.copy(*t) for t in ts] + [self.barrier], [self.barrier]
     def launch(self, lin:list[UOp]) -> tuple[tuple, tuple|None]: return wg[1:] if (wg := workgroup(lin, *self.ids)) else super().launch(lin)
     def group_store(self, st:str) -> str: return f"if ({self.ids[1][2]} == 0) {{ {st} }}" if self.wg and self.wg[2][2] > 1 else st  # once a group
+    def past_end(self, u:UOp, end) -> str:  # a loop 04's `stop_loops` stopped: the work items past its end return
+        return f" if ({u.arg[0]} >= {end}) return;" if isinstance(end, str) else ""
     def group_loop(self, u:UOp, end) -> str: return f"{{ int {u.arg[0]} = {self.wg[0][u]};" if u in self.wg[0] else super().loop(u, False, end)
     def local_arrays(self, lin:list[UOp]) -> list[tuple[str, DType, int]]:
         "Arrays in local memory (name, dtype, size): a GROUP reduce's partial results, one per accumulator; the tiles the group shares."
@@ -139,7 +141,7 @@ class OpenCLRenderer(WorkgroupRenderer, CRenderer):
     def loop(self, u:UOp, outer:bool, end) -> str:
         if self.wg: return self.group_loop(u, end)
         if not outer: return super().loop(u, False, end)
-        return f"{{ int {u.arg[0]} = get_global_id(0);{f' if ({u.arg[0]} >= {end}) return;' * isinstance(end, str)}"  # a stopped loop: past its end
+        return f"{{ int {u.arg[0]} = get_global_id(0);{self.past_end(u, end)}"
     def bitcast(self, u:UOp, a:str) -> str:
         if dtypes.float16 in (u.dtype, u.src[0].dtype) and not self.fp16:  # a half's bits are what vstore_half writes
             return f"u2h(as_ushort({a}))" if u.dtype is dtypes.float16 else f"as_{cl_types[u.dtype]}(h2u({a}))"

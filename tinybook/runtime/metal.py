@@ -33,7 +33,7 @@ class MetalRenderer(WorkgroupRenderer, CRenderer):  # LOCAL and GROUP as 05b's w
     def loop(self, u:UOp, outer:bool, end) -> str:
         if self.wg: return self.group_loop(u, end)
         if not outer: return super().loop(u, False, end)
-        return f"{{ int {u.arg[0]} = gid.x;{f' if ({u.arg[0]} >= {end}) return;' * isinstance(end, str)}"
+        return f"{{ int {u.arg[0]} = gid.x;{self.past_end(u, end)}"
     def store(self, u:UOp, idx:str, val:str) -> str: return self.group_store(super().store(u, idx, val))
     def bitcast(self, u:UOp, a:str) -> str:
         if u.src[0].dtype is dtypes.bfloat16: return f"as_type<{cl_types[u.dtype]}>(f2bf({a}))"
