@@ -41,9 +41,10 @@ def main():
     rows, m = rows + tg, report.machine(info, start)
     notes += tg_notes + report.problems(rows)
     mv = {r["label"].split(" ", 1)[1]: r["median_s"] for r in rows if r["workload"] == "matvec" and r["impl"] == "tinybook" and "median_s" in r}
-    if len(mv) == 4: notes.append(f"matvec: against tinybook's fp32 weights, its fp16 weights run {mv['fp32 W'] / mv['fp16 W']:.2f}x as fast, "
+    if len(mv) == 5: notes.append(f"matvec: against tinybook's fp32 weights, its fp16 weights run {mv['fp32 W'] / mv['fp16 W']:.2f}x as fast, "
                                   f"int8 weights {mv['fp32 W'] / mv['int8 W']:.2f}x, "
-                                  f"int8 weights and activations (an int8 dot, summed in int32) {mv['fp32 W'] / mv['int8 W·x']:.2f}x")
+                                  f"int8 weights and activations (an int8 dot, summed in int32) {mv['fp32 W'] / mv['int8 W·x']:.2f}x, "
+                                  f"both in Q8_0 blocks with scales (one kernel: a reduce inside a reduce) {mv['fp32 W'] / mv['Q8_0 W·x']:.2f}x")
     if m["others"] > 10: notes.append(f"other processes took {m['others']:.0f} % of the CPU: rerun on a quiet machine")
     print(report.header(m), "", report.table(cs, rows), sep="\n")
     if notes: print("\nnotes:", *(f"- {n}" for n in notes), sep="\n")

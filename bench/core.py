@@ -5,7 +5,8 @@ import numpy as np
 WORKLOADS = ("matmul", "conv2d", "elementwise", "softmax", "layernorm", "mlp", "launch", "matvec", "decode")
 LAUNCH = (("chain", "32 deps, 1 realize"), ("each", "32 realizes"), ("jit", "32 deps, TinyJit"))
 MLP = (("eager", ""), ("jit", " TinyJit"))
-MATVEC = ("fp32 W", "fp16 W", "int8 W", "int8 W·x")  # weights fp32, fp16 or int8 (converted in the kernel), or int8 times int8 activations in int32  # the training step as written, and replayed by TinyJit (its peers: torch eager, tinygrad.jit)
+MATVEC = ("fp32 W", "fp16 W", "int8 W", "int8 W·x", "Q8_0 W·x")  # weights fp32, fp16 or int8 (converted in the kernel), int8 times int8
+# activations in int32, or both in GGUF's Q8_0 blocks: 32 int8 values and a float scale, each block's int32 sum scaled (a reduce inside a reduce)  # the training step as written, and replayed by TinyJit (its peers: torch eager, tinygrad.jit)
 
 class NotAvailable(Exception): "A case this side cannot run yet; its row says n/a with the reason."
 
@@ -51,6 +52,7 @@ def inputs(case:Case) -> dict[str, np.ndarray]:
     if w == "launch": return dict(x=np.ones(16, np.float32))
     if w == "matvec":
         n, i8 = p["N"], lambda *s: rng.integers(-128, 128, s, dtype=np.int8)
+        if p["kind"] == "Q8_0 W·x": return dict(w=i8(n, n // 32, 32), x=i8(n // 32, 32), d=f32(n, n // 32) / 64, dx=f32(n // 32) / 64)
         w = (f32(n, n) - 0.5).astype(np.float16 if p["kind"] == "fp16 W" else np.float32) if p["kind"][:2] == "fp" else i8(n, n)
         return dict(w=w, x=i8(n) if p["kind"] == "int8 W·x" else f32(n) - 0.5)
     if w == "decode":
@@ -94,6 +96,7 @@ def reference(case:Case, d:dict) -> np.ndarray:
     if w == "softmax": return _softmax(d["x"])
     if w == "layernorm": return _layernorm(d["x"])
     if w == "mlp": return np.asarray(_mlp_loss(d))
+    if w == "matvec" and "d" in d: return ((d["w"].astype(np.int32) * d["x"]).sum(-1) * (d["d"] * d["dx"])).sum(-1)
     if w == "matvec": return d["w"].astype(np.int32) @ d["x"].astype(np.int32) if d["x"].dtype == np.int8 else d["w"].astype(np.float32) @ d["x"]
     if w == "decode": return _decode(d, case.p["pos"])
     return d["x"] + case.p["depth"]

@@ -42,7 +42,9 @@ def torch_make(case, d:dict, compiled=False):
         return chain
     f = {"matmul": lambda a, b: a @ b, "conv2d": lambda x, w: F.conv2d(x, w, padding=1),
          "elementwise": lambda a, b, c: (a * b + c).relu().exp(), "softmax": lambda x: x.softmax(-1),
-         "layernorm": lambda x: F.layer_norm(x, x.shape[-1:]), "matvec": lambda w, x: w.int() @ x.int() if x.dtype == torch.int8 else w.float() @ x}[w]
+         "layernorm": lambda x: F.layer_norm(x, x.shape[-1:]),
+         "matvec": lambda w, x, *s: ((w.int() * x.int()).sum(-1).float() * (s[0] * s[1])).sum(-1) if s else w.int() @ x.int() if x.dtype == torch.int8
+         else w.float() @ x}[w]
     f, args = torch.compile(f) if compiled else f, list(t.values())
     return lambda: f(*args)
 

@@ -46,6 +46,7 @@ def make(case, d:dict, device:str|None=None):
     if w == "layernorm": return lambda: t["x"].layernorm().realize()
     if w == "mlp": return _mlp(t, case.p["mode"] == "jit")
     if w == "matvec" and case.p["kind"] == "int8 W·x": return lambda: (t["w"].cast(dtypes.int32) * t["x"].cast(dtypes.int32)).sum(1).realize()
+    if w == "matvec" and "d" in t: return lambda: ((t["w"].cast(dtypes.int32) * t["x"].cast(dtypes.int32)).sum(-1).float() * (t["d"] * t["dx"])).sum(-1).realize()
     if w == "matvec": return lambda: (t["w"].float() @ t["x"]).realize()
     if w == "decode": return _decode(t, case.p["pos"])
     return _launch(t["x"], case.p["depth"], case.p["mode"])

@@ -11,9 +11,9 @@ from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_r
 # %% auto #0
 __all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'NARROW', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint',
            'srange', 'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
-           'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'int8_dot', 'Kernel', 'is_lane', 'is_index',
-           'fold_index', 'collapse_gather', 'stop_loops', 'plain_linear', 'eval_index', 'run_linear', 'hand_coded_opts',
-           'opt_actions', 'lane_base', 'interval', 'indexes', 'gathers', 'lane_opts', 'decompose']
+           'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'int8_dot', 'carried', 'Kernel', 'is_lane',
+           'is_index', 'fold_index', 'collapse_gather', 'stop_loops', 'plain_linear', 'eval_index', 'run_linear',
+           'hand_coded_opts', 'opt_actions', 'lane_base', 'interval', 'indexes', 'gathers', 'lane_opts', 'decompose']
 
 # %% ../nbs/04_codegen.ipynb #20209e49
 def sint(v) -> UOp: return v if isinstance(v, UOp) else UOp(Ops.CONST, dtypes.int32, (), int(v))
@@ -122,8 +122,10 @@ def st_index(st:ShapeTracker, idxs:list[UOp]) -> tuple[UOp, UOp|None]:
 
 # %% ../nbs/04_codegen.ipynb #6a940798
 def reduce_shapes(red:UOp) -> tuple[tuple, tuple]:
-    "The full (loop) shape under a kernel's REDUCE, read off a leaf's view, and the reduce's output shape (axes kept as 1)."
-    full = next(u.arg.shape for u in red.src[0].toposort if u.op in (Ops.LOAD, Ops.VIEW))
+    "The full (loop) shape under a kernel's REDUCE, read off a leaf's view (or a reduce's inside it), and its output shape (axes kept as 1)."
+    under = {x for r in red.src[0].toposort if r.op is Ops.REDUCE for x in r.src[0].toposort}
+    full = next(u.arg[2].shape if u.op is Ops.REDUCE else u.arg.shape for u in red.src[0].toposort
+                if u.op in (Ops.LOAD, Ops.VIEW, Ops.REDUCE) and u not in under)
     return full, tuple(1 if i in red.arg[1] else s for i, s in enumerate(full))
 
 # %% ../nbs/04_codegen.ipynb #a8fde0f4
@@ -157,6 +159,14 @@ def int8_dot(ast:UOp) -> bool:
     red = next((u for u in ast.toposort if u.op is Ops.REDUCE), None)
     return red is not None and red.arg[0] is Ops.ADD and red.dtype is dtypes.int32 and (m := red.src[0]).op is Ops.MUL and \
         all(s.op is Ops.CAST and s.src[0].op is Ops.LOAD and s.src[0].dtype is dtypes.int8 for s in m.src)
+def carried(ast:UOp) -> bool:
+    "Can the lanes of the reduce inside `ast`'s reduce be the outer one's: a sum of sums, and between them only products by outer values and casts?"
+    reds = [u for u in ast.toposort if u.op is Ops.REDUCE]
+    if len(reds) != 2 or any(r.arg[0] is not Ops.ADD for r in reds): return False
+    def linear(u:UOp) -> bool:  # each lane's partial sum scaled the same: the lanes still add up to the outer sum
+        if u is reds[0] or u.op is Ops.CAST and dtypes.is_float(u.dtype): return u is reds[0] or linear(u.src[0])
+        return u.op is Ops.MUL and sum(reds[0] in s.toposort for s in u.src) == 1 and all(linear(s) for s in u.src if reds[0] in s.toposort)
+    return linear(reds[1].src[0])
 def _split_view(v:View, a:int, amt:int) -> View|None:
     "`v` with axis `a` split into (n/amt, amt), or None when its mask can't be split."
     n, s = v.shape[a], v.strides[a]
@@ -174,13 +184,22 @@ def _restack(st:ShapeTracker, v:View|None, shape:tuple) -> ShapeTracker:
     "`st` with its last view replaced by `v`, or (when `v` is None) reshaped to `shape` through a view of its own."
     return ShapeTracker(st.views[:-1] + (v,)) if v else st.movement(Ops.RESHAPE, shape)
 class Kernel:
-    "Kernel `ast` as one loop nest over `full_shape`, a type per axis: g(lobal), l(ocal), G(roup), r(educe), t(ile), U(pcast), u(nroll), v/w (lanes)."
+    "Kernel `ast` as one loop nest over `full_shape`, a type per axis: g(lobal), l(ocal), G(roup), r(educe), t(ile), U(pcast), u(nroll), v/w (lanes),\
+    and for a reduce inside the reduce i (its loop) and j (unrolled)."
     def __init__(self, ast:UOp, opts=()):
-        self.ast, self.red, self.opts = ast, next((u for u in ast.toposort if u.op is Ops.REDUCE), None), []
+        reds = [u for u in ast.toposort if u.op is Ops.REDUCE]  # sources first: a reduce inside the other (03) comes first
+        self.ast, self.red, self.inner, self.opts = ast, reds[-1] if reds else None, reds[0] if len(reds) > 1 else None, []
         full, kshape = reduce_shapes(self.red) if self.red else (ast.src[0].arg.shape,) * 2
-        inner = set(self.red.src[0].toposort) if self.red else set()
-        self.sts = {u: u.arg if u in inner else u.arg.movement(Ops.RESHAPE, kshape) for u in ast.toposort if u.op in (Ops.LOAD, Ops.VIEW, Ops.STORE)}
-        self.full_shape, self.types = tuple(full), ["r" if self.red and i in self.red.arg[1] else "g" for i in range(len(full))]
+        types, mid = {a: "r" for a in self.red.arg[1]} if self.red else {}, ()
+        if self.inner:  # the loops are the inner reduce's; the outer level's axes are those it keeps (03 squeezed the others, or kept them as 1)
+            full, mid = reduce_shapes(self.inner)
+            lvl = [i for i in range(len(full)) if i not in self.inner.arg[1]] if len(self.inner.arg[2].shape) < len(full) else range(len(full))
+            types = {lvl[a]: "r" for a in self.red.arg[1]} | {a: "i" for a in self.inner.arg[1]}
+            kshape = tuple(1 if i in types else n for i, n in enumerate(full))
+        inner, outer = (set(r.src[0].toposort) if r else set() for r in (self.inner, self.red))
+        self.sts = {u: u.arg if u in (inner if self.inner else outer) else u.arg.movement(Ops.RESHAPE, mid if u in outer else kshape)
+                    for u in ast.toposort if u.op in (Ops.LOAD, Ops.VIEW, Ops.STORE)}
+        self.full_shape, self.types = tuple(full), [types.get(i, "g") for i in range(len(full))]
         if 1 in full:  # size-1 axes are no loop
             keep = [i for i, n in enumerate(full) if n > 1]
             self.sts = {u: st.movement(Ops.RESHAPE, tuple(st.shape[i] for i in keep)) for u, st in self.sts.items()}
@@ -193,12 +212,15 @@ class Kernel:
             del self.types[a + 1]
         for o in opts: self.apply_opt(o)
     def axes(self, t:str) -> list[int]: return [i for i, x in enumerate(self.types) if x in t]
-    def upcast_size(self) -> int: return math.prod(self.full_shape[i] for i in self.axes("Uu"))
+    def upcast_size(self) -> int: return math.prod(self.full_shape[i] for i in self.axes("Uuj"))
     def lane_axis(self) -> int|None: return next(iter(self.axes("vw")), None)
     def apply_opt(self, opt:Opt) -> Kernel:
         "Split `opt.amt` off axis `opt.axis` (checked: a clear `KernelOptError` if the opt does not fit this kernel)."
         if opt.op not in OPT_TYPES: raise KernelOptError(f"unknown opt {opt.op!r}: expected one of {list(OPT_TYPES)}")
         (want, new), a = OPT_TYPES[opt.op], opt.axis
+        if 0 <= a < len(self.types) and self.types[a] == "i" and opt.op in ("UNROLL", "VREDUCE"): want, new = "i", new.replace("u", "j")
+        if self.inner and opt.op in ("GROUP", "TILE"): raise KernelOptError(f"{opt}: a kernel with a reduce inside its reduce has no {opt.op}")
+        if new == "w" and want == "i" and not carried(self.ast): raise KernelOptError(f"{opt}: the inner reduce's lanes can't be the outer one's")
         if not 0 <= a < len(self.types) or self.types[a] != want:
             raise KernelOptError(f"{opt}: axis {a} is not a {'global' if want == 'g' else 'reduce'} axis (axes {self.types} of {self.full_shape})")
         n = self.full_shape[a]; amt = opt.amt or n
@@ -301,8 +323,8 @@ def plain_linear(ast:UOp) -> list[UOp]:
 def linearize(self, supported:set|None=None) -> list[UOp]:
     "The kernel as a linear program (see above), with the ALU ops outside `supported` (if given) decomposed."
     shape, types = self.full_shape, self.types
-    loops = {i: srange(f"{dict(g='gidx', l='lidx', G='rgrp', r='ridx', t='rtile', v='vlane', w='rlane')[t]}{i}", n)
-             for i, (t, n) in enumerate(zip(types, shape)) if t in "glGrtvw" and n != 1}
+    loops = {i: srange(f"{dict(g='gidx', l='lidx', G='rgrp', r='ridx', i='ridx', t='rtile', v='vlane', w='rlane')[t]}{i}", n)
+             for i, (t, n) in enumerate(zip(types, shape)) if t in "glGritvw" and n != 1}
     def combos(t:str) -> list[dict]:
         ax = self.axes(t)
         return [dict(zip(ax, c)) for c in itertools.product(*[range(shape[a]) for a in ax])]
@@ -315,28 +337,33 @@ def linearize(self, supported:set|None=None) -> list[UOp]:
             if u.op is Ops.LOAD: return UOp(Ops.LOAD, u.dtype, (u.src[0], i) + ((valid,) if valid is not None else ()))
             c = _const(u.src[0].arg, u.dtype)
             return c if valid is None else UOp(Ops.WHERE, u.dtype, (valid, c, _const(0, u.dtype)))
-        if u.op is Ops.REDUCE:
-            vals = tuple(build(u.src[0], {**c, **cu}) for cu in combos("u"))
-            return UOp(Ops.REDUCE, u.dtype, vals + tuple(loops[a] for a in self.axes("Gwrt") if a in loops), u.arg[0])
+        if u.op is Ops.REDUCE:  # the inner reduce: its own loops and unrolled copies (lanes are the outer one's, see `carried`)
+            ax, un = ("i", "j") if u is self.inner else ("Gwrt", "u")
+            vals = tuple(build(u.src[0], {**c, **cu}) for cu in combos(un))
+            return UOp(Ops.REDUCE, u.dtype, vals + tuple(loops[a] for a in self.axes(ax) if a in loops), u.arg[0])
         return UOp(u.op, u.dtype, tuple(build(s, c) for s in u.src), u.arg)
     sink = stop_loops(collapse_gather(fold_index(UOp(Ops.SINK, dtypes.void, tuple(build(s, c) for c in combos("U") for s in self.ast.src)))))
     if supported is not None: sink = decompose(sink, supported)
     used = {u.arg[0]: u for u in sink.toposort if u.op is Ops.RANGE}  # a gather's range is gone, a stopped one has its end
-    # lanes: innermost of their kind; a tile last
-    nest = [used[loops[a].arg[0]] for t in "glvGwrt" for a in self.axes(t) if a in loops and loops[a].arg[0] in used]
-    ng, deps, post = sum(r.arg[0][0] != "r" for r in nest), {}, {}
+    # lanes: innermost of their kind; a tile, then an inner reduce's loops, last
+    nest = [used[loops[a].arg[0]] for t in "glvGwrti" for a in self.axes(t) if a in loops and loops[a].arg[0] in used]
+    deps, post = {}, {}
     for u in sink.toposort:
         deps[u] = {u} if u.op is Ops.RANGE else set().union(*(deps[s] for s in u.src)) - (set(u.src) if u.op is Ops.REDUCE else set())
-        post[u] = any(s.op is Ops.REDUCE or post[s] for s in u.src)
-    level = lambda u: max((nest.index(r) for r in deps[u]), default=-1)
-    body = [u for u in sink.toposort if u.op not in (Ops.SINK, Ops.PARAM) and not is_index(u)]
-    pre, reds = [u for u in body if not post[u] and u.op not in (Ops.STORE, Ops.REDUCE)], [u for u in body if u.op is Ops.REDUCE]
-    lin = []
-    for k in range(-1, len(nest)):
-        lin += ([nest[k]] if k >= 0 else []) + [u for u in pre if level(u) == k]
-        if k == ng - 1: lin += [UOp(Ops.DEFINE_ACC, r.dtype, (r,), 0 if r.arg is Ops.ADD else dtypes.min(r.dtype)) for r in reds]
-    lin += reds + [UOp(Ops.ENDRANGE, src=(r,)) for r in reversed(nest[ng:])] + [u for u in body if post[u] or u.op is Ops.STORE]
-    return lin + [UOp(Ops.ENDRANGE, src=(r,)) for r in reversed(nest[:ng])]
+        post[u] = any(s.op is Ops.REDUCE or post[s] for s in u.src)  # it waits for a reduce's loops to end
+    depth = lambda rs: max((nest.index(r) for r in rs), default=-1)
+    at = {}  # (depth, after the loops inside it?) -> its nodes: a reduce's update where its values and loops are, a value where its loops are
+    for u in (u for u in sink.toposort if u.op not in (Ops.SINK, Ops.PARAM) and not is_index(u)):
+        k = depth(deps[u] | {s for s in u.src if s.op is Ops.RANGE}) if u.op is Ops.REDUCE else depth(deps[u])
+        if u.op is Ops.REDUCE:  # its accumulator starts before its outermost loop (a reduce with no loop left: just before it)
+            rs = [nest.index(s) for s in u.src if s.op is Ops.RANGE]
+            at.setdefault((min(rs) - 1, False) if rs else (k, post[u]), []).append(
+                UOp(Ops.DEFINE_ACC, u.dtype, (u,), 0 if u.arg is Ops.ADD else dtypes.min(u.dtype)))
+        at.setdefault((k, post[u] or u.op is Ops.STORE), []).append(u)
+    def emit(k:int) -> list[UOp]:  # inside loop k: what needs no inner loop, the loop inside with its nodes, what waits for it
+        inside = [nest[k + 1], *emit(k + 1), UOp(Ops.ENDRANGE, src=(nest[k + 1],))] if k + 1 < len(nest) else []
+        return at.get((k, False), []) + inside + at.get((k, True), [])
+    return emit(-1)
 
 # %% ../nbs/04_codegen.ipynb #5df86da5
 def eval_index(u:UOp, env:dict):
@@ -382,9 +409,9 @@ def hand_coded_opts(k:Kernel, lanes:int=0, panel:int=1 << 20) -> list[Opt]:
     return [Opt(o.op, o.axis + sum(p.axis < o.axis for p in opts[:i]), o.amt) for i, o in enumerate(opts)]  # each split shifts the axes after it
 def opt_actions(k:Kernel, has_local:bool=False, lanes:int=0) -> list[Opt]:
     "Every opt that fits kernel `k` as it is: upcast or unroll by 2, 4, 8 (or whole); `LOCAL`, `GROUP`, `TILE` if asked; lanes, `BLOCK` with `lanes`."
-    acts = [Opt("UPCAST", a, n) for a in k.axes("g") for n in (2, 4, 8)] + [Opt("UNROLL", a, n) for a in k.axes("r") for n in (0, 2, 4, 8)]
+    acts = [Opt("UPCAST", a, n) for a in k.axes("g") for n in (2, 4, 8)] + [Opt("UNROLL", a, n) for a in k.axes("ri") for n in (0, 2, 4, 8)]
     gpu = [Opt(o, a, n) for o, t in (("LOCAL", "g"), ("GROUP", "r"), ("TILE", "r")) for a in k.axes(t) for n in (2, 4, 8, 16)]
-    vec = [Opt(o, a, lanes) for o, t in (("VECTOR", "g"), ("VREDUCE", "r")) for a in k.axes(t)] * bool(lanes)
+    vec = [Opt(o, a, lanes) for o, t in (("VECTOR", "g"), ("VREDUCE", "ri")) for a in k.axes(t)] * bool(lanes)
     blocks = [Opt("BLOCK", a, n) for a in k.axes("g")[1:] for n in (2, 4, 8, 16)] * bool(lanes)
     return [o for o in acts + gpu * has_local + vec + blocks if _fits(k, o)]
 def _fits(k:Kernel, o:Opt) -> bool:
@@ -412,10 +439,10 @@ def gathers(accs:list[tuple], r:UOp) -> tuple[int, int]:
 def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
     "Lanes on an axis no load gathers on; in reduce kernels also register tiles and cache blocks of the reused operand of `panel` bytes."
     rs, accs = indexes(k)
-    g = {a: gathers(accs, rs[a]) for a in k.axes("gr") if k.full_shape[a] and k.full_shape[a] % lanes == 0}
+    g = {a: gathers(accs, rs[a]) for a in k.axes("gr") + k.axes("i") * carried(k.ast) if k.full_shape[a] and k.full_shape[a] % lanes == 0}
     if not (cands := [a for a, (ld, st) in g.items() if ld == 0 and (st == 0 or k.red is not None)]): return []  # a reduce's store is rare
     a = min(cands, key=lambda a: (k.types[a] != "g", k.red is not None and k.full_shape[a] // lanes % 2, g[a][1], -a))  # see above
-    if k.types[a] == "r" and f"ridx{a}" not in {u.arg[0] for u in plain_linear(k.ast) if u.op is Ops.RANGE}: return []  # a gather's: gone
+    if k.types[a] in "ri" and f"ridx{a}" not in {u.arg[0] for u in plain_linear(k.ast) if u.op is Ops.RANGE}: return []  # a gather's: gone
     k = Kernel(k.ast, [Opt("VECTOR" if k.types[a] == "g" else "VREDUCE", a, lanes)])
     if k.red is None: return k.opts
     (rs, accs), out_lanes = indexes(k), k.types[a + 1] == "v"
@@ -429,10 +456,12 @@ def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
     for b, n in sorted(ups, reverse=True):  # the last axis first, so the earlier ones keep their numbers
         while n > 1 and not _fits(k, Opt("UPCAST", b, n)): n //= 2
         if n > 1: k.apply_opt(Opt("UPCAST", b, n))
-    if int8_dot(k.ast) and k.types[(w := k.lane_axis()) - 1] == "r" and _fits(k, o := Opt("UNROLL", w - 1, 4)): k.apply_opt(o)  # 4 vectors a trip
+    if int8_dot(k.ast) and k.types[(w := k.lane_axis()) - 1] in "ri":  # 4 vectors a trip (a short reduce: of half the lanes, 32 bytes)
+        if _fits(k, o := Opt("UNROLL", w - 1, 4)): k.apply_opt(o)
+        elif lanes > 8: return lane_opts(Kernel(k.ast), lanes // 2, panel)
     if (j := max(k.axes("g"), default=0)) == 0: return k.opts  # the innermost loop over tiles: it walks the reused operand
     tile = math.prod(k.full_shape[i] for i in range(j + 1, len(k.types)) if k.types[i] in "Uv") * 4  # bytes of a tile's row
-    n = next(d for d in range(max(1, panel // (tile * math.prod(k.full_shape[i] for i in k.axes("rw")))), 0, -1) if k.full_shape[j] % d == 0)
+    n = next(d for d in range(max(1, panel // (tile * math.prod(k.full_shape[i] for i in k.axes("rwi")))), 0, -1) if k.full_shape[j] % d == 0)
     return (k.apply_opt(Opt("BLOCK", j, n)) if 1 < n < k.full_shape[j] else k).opts
 
 # %% ../nbs/04_codegen.ipynb #de14281a

@@ -104,9 +104,9 @@ class GlobalCounters:
 @functools.cache
 def kernel_ops(ast:UOp) -> int:
     "Operations a kernel performs: each ALU op once per output element, times the reduce size under a reduce."
-    red = next((u for u in ast.toposort if u.op is Ops.REDUCE), None)
-    inner, rsize = (set(red.src[0].toposort), math.prod(reduce_shapes(red)[0][a] for a in red.arg[1])) if red else (set(), 1)
-    return math.prod(ast.src[0].arg.shape) * sum(rsize if u in inner or u is red else 1 for u in ast.toposort if u.op in GroupOp.ALU | {Ops.REDUCE})
+    reds = [(set(r.src[0].toposort) | {r}, math.prod(reduce_shapes(r)[0][a] for a in r.arg[1])) for r in ast.toposort if r.op is Ops.REDUCE]
+    return math.prod(ast.src[0].arg.shape) * sum(math.prod(n for under, n in reds if u in under)  # inside a reduce inside a reduce: both sizes
+                                                 for u in ast.toposort if u.op in GroupOp.ALU | {Ops.REDUCE})
 @functools.cache
 def kernel_reads(ast:UOp) -> dict[int, int]:
     "Elements each input parameter's loads reach at most: every load's trips through the loops around it (a gather: its rows, not the table)."

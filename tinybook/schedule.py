@@ -12,9 +12,9 @@ import tinybook.ops  # noqa: F401, the Tensor API whose graphs are scheduled
 import tinybook.autograd  # noqa: F401, gradients flow through contiguous()
 
 # %% auto #0
-__all__ = ['UNSAFE_PAD', 'REUSE', 'ScheduleItem', 'kernel_name', 'KernelPlan', 'create_schedule', 'st_indices', 'kept_outputs',
-           'run_kernel', 'memory_plan', 'schedule_cache', 'cached_schedule', 'print_schedule', 'schedule_uops',
-           'run_schedule', 'write_view', 'in_place', 'write_into', 'write_in_place']
+__all__ = ['UNSAFE_PAD', 'REUSE', 'NEST', 'ScheduleItem', 'kernel_name', 'KernelPlan', 'create_schedule', 'st_indices',
+           'kept_outputs', 'run_kernel', 'memory_plan', 'schedule_cache', 'cached_schedule', 'print_schedule',
+           'schedule_uops', 'run_schedule', 'write_view', 'in_place', 'write_into', 'write_in_place']
 
 # %% ../nbs/03_schedule.ipynb #6ff60d9f
 @dataclass
@@ -42,9 +42,15 @@ def _views(shape:tuple, mops:tuple) -> ShapeTracker:
     st = ShapeTracker((View.contiguous(shape),))
     for op, arg in reversed(mops): st = st.movement(op, arg)
     return st
+NEST = (256, 16)  # a reduce of at most 256 elements stays inside the reduce that reads it, if that one has at least 16 outputs
+def _nests(u:UOp, mops:tuple, outer:UOp) -> bool:
+    "Can reduce `u`, read through reshapes `mops` by reduce `outer`, run inside it: short, its kept axes as they are (or squeezed), no `Sym`?"
+    if any(isinstance(s, Sym) for s in u.shape + outer.shape) or math.prod(u.src[0].shape) > NEST[0] * math.prod(u.shape): return False
+    return math.prod(outer.shape) >= NEST[1] and _view(u.shape, mops).shape in (u.shape, tuple(n for i, n in enumerate(u.shape) if i not in u.arg[1]))
 class _KernelBuilder:
     def __init__(self, outs:tuple, realized:set):
-        self.outs, self.realized, self.inputs, self.reduce, self.memo, self.in_reduce = outs, realized, [], None, {}, False
+        self.outs, self.realized, self.inputs, self.memo = outs, realized, [], {}
+        self.reduce, self.inner, self.in_reduce = None, None, 0  # the kernel's reduce, one inside it, and how deep the walk is in them
     def param(self, u:UOp) -> UOp:
         if u not in self.inputs: self.inputs.append(u)
         return UOp(Ops.PARAM, u.dtype, (), len(self.outs) + self.inputs.index(u))
@@ -71,9 +77,12 @@ class _KernelBuilder:
         if u.op is Ops.CONST: return UOp(Ops.VIEW, u.dtype, (UOp(Ops.CONST, u.dtype, (), u.arg),), _view((), mops))
         if u.op in (Ops.DETACH, Ops.CONTIGUOUS): return self.build(u.src[0], mops)
         if u.op is Ops.REDUCE:
-            if self.reduce not in (None, u) or any(op is not Ops.RESHAPE for op, _ in mops): raise _Realize(u)
-            self.reduce, self.in_reduce = u, True
-            src, self.in_reduce = self.build(u.src[0], ()), False
+            if any(op is not Ops.RESHAPE for op, _ in mops): raise _Realize(u)
+            if self.in_reduce == 1 and self.inner in (None, u) and _nests(u, mops, self.reduce): self.inner, level = u, 2
+            elif self.in_reduce or self.reduce not in (None, u): raise _Realize(u)
+            else: self.reduce, level = u, 1
+            self.in_reduce = level
+            src, self.in_reduce = self.build(u.src[0], ()), level - 1
             return UOp(Ops.REDUCE, u.dtype, (src,), (*u.arg, _view(u.shape, mops)))
         if u.op in UNSAFE_PAD and any(op is Ops.PAD for op, _ in mops): raise _Realize(u)
         if self.in_reduce and u.op in GroupOp.ALU and u.dtype is not dtypes.bool and (u.shape or u.dtype is not dtypes.int32) and \
