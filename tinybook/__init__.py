@@ -5,4 +5,5 @@ import tinybook.device, tinybook.runtime.cpu, tinybook.runtime.cl, tinybook.runt
 from tinybook import nn
 import tinybook.nn.state, tinybook.nn.optim  # noqa: E401
 from tinybook.jit import TinyJit, Variable  # noqa: F401
+import tinybook.llm.gguf  # noqa: F401, GGUF files and dequantization (09)
 from tinybook.device import Device, GlobalCounters  # noqa: F401

@@ -47,6 +47,12 @@ def _nests(u:UOp, mops:tuple, outer:UOp) -> bool:
     "Can reduce `u`, read through reshapes `mops` by reduce `outer`, run inside it: short, its kept axes as they are (or squeezed), no `Sym`?"
     if any(isinstance(s, Sym) for s in u.shape + outer.shape) or math.prod(u.src[0].shape) > NEST[0] * math.prod(u.shape): return False
     return math.prod(outer.shape) >= NEST[1] and _view(u.shape, mops).shape in (u.shape, tuple(n for i, n in enumerate(u.shape) if i not in u.arg[1]))
+def _recomputed(u:UOp, mops:tuple, axes:tuple) -> int:
+    "How often each element of `u` is computed under a reduce over `axes`, read through `mops`: once per trip of the loops it is broadcast along,\
+    but for reduce loops inside all of its own (04 computes it before them)."
+    if len((st := _view(u.shape, mops)).views) > 1: return math.prod(st.shape) // max(1, math.prod(_plain(u.shape)))
+    v = st.views[0]; own = max((a for a in axes if v.strides[a] and v.shape[a] > 1), default=-1)
+    return math.prod(n for a, (n, s) in enumerate(zip(v.shape, v.strides)) if s == 0 and not (a in axes and a > own))
 class _KernelBuilder:
     def __init__(self, outs:tuple, realized:set):
         self.outs, self.realized, self.inputs, self.memo = outs, realized, [], {}
@@ -86,7 +92,7 @@ class _KernelBuilder:
             return UOp(Ops.REDUCE, u.dtype, (src,), (*u.arg, _view(u.shape, mops)))
         if u.op in UNSAFE_PAD and any(op is Ops.PAD for op, _ in mops): raise _Realize(u)
         if self.in_reduce and u.op in GroupOp.ALU and u.dtype is not dtypes.bool and (u.shape or u.dtype is not dtypes.int32) and \
-           math.prod(_view(u.shape, mops).shape) >= REUSE * max(1, math.prod(u.shape)) and \
+           _recomputed(u, mops, (self.inner if self.in_reduce == 2 else self.reduce).arg[1]) >= REUSE and \
            any(s.op is Ops.BUFFER or s in self.realized for s in u.toposort): raise _Realize(u)
         return UOp(u.op, u.dtype, tuple(self.build(s, mops) for s in u.src), u.arg)
 
@@ -156,6 +162,8 @@ def st_indices(st:ShapeTracker) -> tuple[np.ndarray, np.ndarray]:
 
 # %% ../nbs/03_schedule.ipynb #2e44fe33
 def _gather(flat:np.ndarray, st:ShapeTracker) -> np.ndarray:
+    if len(st.views) == 1 and (v := st.views[0]).mask is None and min(v.strides, default=0) >= 0 and flat.size:  # strided: a view, no indices
+        return np.lib.stride_tricks.as_strided(flat[v.offset:], v.shape, [s * flat.itemsize for s in v.strides], writeable=False)
     idx, valid = st_indices(st)
     return np.where(valid, flat[idx] if flat.size else np.zeros(idx.shape, flat.dtype), 0).astype(flat.dtype).reshape(st.shape)
 def kept_outputs(ast:UOp) -> list[int]:
@@ -172,7 +180,7 @@ def run_kernel(ast:UOp, bufs:list[Buffer]) -> None:
             elif u.op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST}: vals[u] = exec_rules[u.op](u, *[vals[s] for s in u.src])
     kept = kept_outputs(ast)
     for i, st in enumerate(ast.src):
-        v = np.ascontiguousarray(cast_np(vals[st.src[1]], st.src[1].dtype)).reshape(-1)
+        v = np.array(cast_np(vals[st.src[1]], st.src[1].dtype)).reshape(-1)  # a copy: never a view of an input (a file DISK maps)
         if i in kept: bufs[st.src[0].arg].data[st_indices(st.arg)[0] + vals[st.src[2]].reshape(-1)] = v  # in place, at its offset
         else: bufs[st.src[0].arg].data = v
 

@@ -251,16 +251,26 @@ def flip(self, axes):
     return View(self.shape, tuple(-s if fl else s for s, fl in zip(self.strides, f)), off, m)
 
 # %% ../nbs/00_tensor.ipynb #9faf003c
+def _restride(v:View, new:tuple) -> View|None:
+    "`v` reshaped to `new` in one view, if each new axis lies in a run of old axes that merge into one stride, and no masked axis is cut."
+    if 0 in v.shape: return View(new, strides_for(new), v.offset)  # no elements: any strides
+    runs = []  # (size, stride of its innermost step, mask): neighbours merge when the outer one steps over the inner one's whole run
+    for n, s, m in ((n, s, None if m == (0, n) else m) for n, s, m in zip(v.shape, v.strides, _mask(v)) if n != 1):
+        if runs and m is None and runs[-1][2] is None and runs[-1][1] == s * n: runs[-1] = (runs[-1][0] * n, s, None)
+        else: runs.append((n, s, m))
+    st, mask = [], []
+    for k in reversed(new):  # innermost first, each takes its size off the innermost run left
+        if k == 1: st.append(0); mask.append((0, 1)); continue
+        if not runs or runs[-1][0] % k or runs[-1][2] is not None and runs[-1][0] != k: return None
+        n, s, m = runs.pop(); st.append(s); mask.append(m or (0, k))
+        if n > k: runs.append((n // k, s * k, None))
+    return None if runs else View(tuple(new), tuple(reversed(st)), v.offset, tuple(reversed(mask)) if v.mask else None)
 @patch_to(View)
 def reshape(self, shape) -> View|None:
     if self.mask is None and all(a == b for n, a, b in zip(self.shape, self.strides, strides_for(self.shape)) if n != 1):
         return View(tuple(shape), strides_for(shape), self.offset)
     if self.mask and any(lo >= hi for lo, hi in self.mask): return None  # all padding: keep the mask in a view of its own
-    if [s for s in self.shape if s != 1] == [s for s in shape if s != 1]:
-        keep = iter([(st, m) for s, st, m in zip(self.shape, self.strides, _mask(self)) if s != 1])
-        st, m = zip(*[next(keep) if s != 1 else (0, (0, 1)) for s in shape]) if shape else ((), ())
-        return View(tuple(shape), tuple(st), self.offset, tuple(m) if self.mask else None)
-    return None
+    return _restride(self, tuple(shape))
 
 # %% ../nbs/00_tensor.ipynb #dbcb2af1
 @dataclass(frozen=True)
