@@ -2,9 +2,10 @@
 # `make book`: execute every notebook and write the HTML book to _site/.
 APT_PKGS := gcc clang lld qemu-user pocl-opencl-icd ocl-icd-libopencl1 mesa-vulkan-drivers libvulkan1
 TEST_CMD := .venv/bin/nbdev_test --n_workers 2 && .venv/bin/pytest -q --nbval-lax nbs/ tests/
+VOCAB := .cache/llama-vocab
 
 .PHONY: test book sysdeps
-test: sysdeps .venv/.installed
+test: sysdeps .venv/.installed $(VOCAB)/.done
 	$(TEST_CMD)
 
 book: sysdeps .venv/.installed
@@ -19,6 +20,10 @@ sysdeps:
 
 .venv/bin/python:
 	python3 -m venv .venv
+
+# llama.cpp's tokenizer test vocabularies (09a's oracle), from the llama-cpp-python sdist on PyPI: fetched once
+$(VOCAB)/.done: tools/vocab.py | .venv/bin/python
+	.venv/bin/python tools/vocab.py $(VOCAB)
 
 # the stamp re-runs pip only when the package metadata changes
 .venv/.installed: setup.py settings.ini pyproject.toml | .venv/bin/python
