@@ -5,5 +5,5 @@ import tinybook.device, tinybook.runtime.cpu, tinybook.runtime.cl, tinybook.runt
 from tinybook import nn
 import tinybook.nn.state, tinybook.nn.optim  # noqa: E401
 from tinybook.jit import TinyJit, Variable  # noqa: F401
-import tinybook.llm.gguf  # noqa: F401, GGUF files and dequantization (09)
+import tinybook.llm.gguf, tinybook.llm.model  # noqa: F401, E401, GGUF files, dequantization, Llama and Qwen3 (09; the tokenizers need the [llm] extra)
 from tinybook.device import Device, GlobalCounters  # noqa: F401

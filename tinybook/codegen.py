@@ -276,14 +276,19 @@ def _subst(u:UOp, r:UOp, v:UOp, ok:UOp) -> UOp:
         if x.op is not Ops.LOAD or v not in x.src[1].toposort: return None
         return UOp(Ops.LOAD, x.dtype, x.src[:2] + (UOp(Ops.AND, dtypes.bool, (x.src[2], ok)) if len(x.src) > 2 else ok,))
     return _rebuild(u, f)
+def _onehot(s:UOp) -> tuple[UOp|None, object]:
+    "(the `c ? x : 0` in reduce value `s`, which is that or a cast of it (a small int summed wider), and how to put a new one in its place)."
+    w = s.src[0] if s.op is Ops.CAST and s.src[0].op is Ops.WHERE else s
+    if w.op is not Ops.WHERE or w.src[2].op is not Ops.CONST or w.src[2].arg != 0: return None, None
+    return w, (lambda n: n) if w is s else (lambda n: s.replace(src=(n,)))
 def _collapse(u:UOp) -> UOp|None:
     if u.op is not Ops.REDUCE or u.arg is not Ops.ADD: return None
-    vals, rs = [s for s in u.src if s.op is not Ops.RANGE], [s for s in u.src if s.op is Ops.RANGE]
-    hits = {_eq_range(s.src[0]) if s.op is Ops.WHERE and s.src[2].op is Ops.CONST and s.src[2].arg == 0 else None for s in vals}
+    vals, rs = [_onehot(s) for s in u.src if s.op is not Ops.RANGE], [s for s in u.src if s.op is Ops.RANGE]
+    hits = {_eq_range(w.src[0]) if w is not None else None for w, _ in vals}
     if len(hits) != 1 or (hit := hits.pop()) is None or hit[1] not in rs or any(map(is_lane, hit[0].toposort)): return None  # lanes: a row each
     (v, r), lt = hit, lambda a, b: UOp(Ops.CMPLT, dtypes.bool, (sint(a), sint(b)))
     ok = UOp(Ops.AND, dtypes.bool, (lt(-1, v), lt(v, r.arg[1])))  # out of range reads 0, as the one-hot did
-    new = tuple(UOp(Ops.WHERE, s.dtype, (ok, _subst(s.src[1], r, v, ok), s.src[2])) for s in vals)
+    new = tuple(put(UOp(Ops.WHERE, w.dtype, (ok, _subst(w.src[1], r, v, ok), w.src[2]))) for w, put in vals)
     return UOp(Ops.REDUCE, u.dtype, new + tuple(x for x in rs if x is not r), u.arg)
 def collapse_gather(root:UOp) -> UOp:
     "A sum over range r of `v == r ? x(r) : 0`, v not depending on r, is `0 <= v < n ? x(v) : 0`: one read where a one-hot read n."
