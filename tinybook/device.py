@@ -14,9 +14,9 @@ from .renderer import Renderer, CRenderer
 from .nn.state import replacing
 
 # %% auto #0
-__all__ = ['Device', 'POOL_BYTES', 'POOL_MIN', 'compiled_kernels', 'kernel_runners', 'capturing', 'cache_dir', 'host_lanes',
-           'Allocator', 'Compiler', 'CompiledDevice', 'GlobalCounters', 'kernel_ops', 'kernel_reads', 'kernel_mem',
-           'count', 'host_empty', 'host_array', 'host_value', 'from_host', 'DeviceMemory', 'device_empty',
+__all__ = ['Device', 'POOL_BYTES', 'POOL_MIN', 'compiled_kernels', 'kernel_runners', 'capturing', 'commands', 'cache_dir',
+           'host_lanes', 'Allocator', 'Compiler', 'CompiledDevice', 'GlobalCounters', 'kernel_ops', 'kernel_reads',
+           'kernel_mem', 'count', 'host_empty', 'host_array', 'host_value', 'from_host', 'DeviceMemory', 'device_empty',
            'CompiledKernel', 'launchable', 'kernel_key', 'search_opts', 'beam_on', 'run_kernel_on', 'run_backend',
            'PythonRenderer', 'PythonProgram', 'PythonDevice', 'check_device', 'main']
 
@@ -316,13 +316,15 @@ def check_device(name:str) -> str:
         ok = name == "NULL" or np.array_equal(got, np.arange(5) * 2 + 1)
         return f"works: {dev or name}" if ok else f"wrong result {got}"
     except Exception as e: return f"not here: {e}"
+def _devices(a) -> None:
+    for name in sorted(Device.makers): print(f"{name:<8} {check_device(name)}")
+    tmp = tempfile.mkdtemp()  # DISK maps a file: one made here for the check
+    try: print(f"{'DISK':<8} {check_device(f'DISK:{tmp}/f').replace(f'{tmp}/f', '<file>')}")
+    finally: shutil.rmtree(tmp)
+commands: dict[str, tuple] = {"devices": ("which backends work here, and why the others do not", lambda p: None, _devices)}  # chapters add theirs
 def main(argv:list[str]|None=None):
-    "The `tinybook` command."
+    "The `tinybook` command: a subcommand from `commands` (name -> (help, a function adding its arguments to a parser, one running it))."
     p = argparse.ArgumentParser(prog="tinybook"); sub = p.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("devices", help="which backends work here, and why the others do not")
+    for name, (help, setup, _) in commands.items(): setup(sub.add_parser(name, help=help))
     a = p.parse_args(argv)
-    if a.cmd == "devices":
-        for name in sorted(Device.makers): print(f"{name:<8} {check_device(name)}")
-        tmp = tempfile.mkdtemp()  # DISK maps a file: one made here for the check
-        try: print(f"{'DISK':<8} {check_device(f'DISK:{tmp}/f').replace(f'{tmp}/f', '<file>')}")
-        finally: shutil.rmtree(tmp)
+    commands[a.cmd][2](a)
