@@ -56,7 +56,7 @@ class Linear:
 
 # %% ../../nbs/09b_model.ipynb #a14d2e2f
 class Transformer:
-    "A Llama or Qwen3 model from GGUF tensors `ts` (name -> (bytes, GGUFTensor)), with a KV cache of `max_ctx` positions on `device`."
+    "A Llama, Qwen3 or Gemma 3 model from GGUF tensors `ts` (name -> (bytes, GGUFTensor)), with a KV cache of `max_ctx` positions on `device`."
     def __init__(self, cfg:Config, ts:dict, max_ctx:int, device:str|None=None):
         def w(name:str, need:bool=True):
             if name not in ts:
@@ -191,7 +191,9 @@ def _llm(a) -> None:
         for name, (pkg, how) in MODELS.items(): print(f"{name:<12} {how if pkg else 'downloads ' + how}")
         return
     from tinybook.llm.tokenizer import Tokenizer
-    path = model_path(a.model); tok, (model, _) = Tokenizer.from_gguf(path), Transformer.from_gguf(path, a.ctx)
+    try: path = model_path(a.model)
+    except (ValueError, RuntimeError) as e: raise SystemExit(f"tinybook llm: {e}") from None
+    tok, (model, _) = Tokenizer.from_gguf(path), Transformer.from_gguf(path, a.ctx)
     run = lambda ids: "".join(print(t, end="", flush=True) or t for t in generate_text(
         model, tok, ids, a.max_tokens, Sampler(a.temperature, a.top_k, a.top_p, a.min_p, a.seed), a.stop))
     if a.llm == "generate": run(tok.encode(a.prompt)); print(); return
