@@ -791,9 +791,9 @@ def scaled_dot_product_attention(self, key, value, attn_mask=None, dropout_p=0.0
     if attn_mask is not None: qk = attn_mask.where(qk, -math.inf) if attn_mask.dtype is dtypes.bool else qk + attn_mask
     return qk.softmax(-1).dropout(dropout_p) @ value
 @patch_to(Tensor)
-def rope_freqs(dim:int, end:int, theta=10000.0, device=None) -> tuple[Tensor, Tensor]:
-    "cos and sin of the rotary angles p·theta^(-2i/dim) for positions p < `end`, pairs i < dim/2: (end, dim/2) each, from float64."
-    ang = np.arange(end)[:, None] * theta ** (-np.arange(0, dim - 1, 2) / dim)
+def rope_freqs(dim:int, end:int, theta=10000.0, device=None, factors=1) -> tuple[Tensor, Tensor]:
+    "cos and sin of the rotary angles p·theta^(-2i/dim)/factors[i] for positions p < `end`, pairs i < dim/2: (end, dim/2) each, from float64."
+    ang = np.arange(end)[:, None] * theta ** (-np.arange(0, dim - 1, 2) / dim) / factors
     return Tensor(np.cos(ang), device, dtypes.float32), Tensor(np.sin(ang), device, dtypes.float32)
 @patch_to(Tensor)
 def rope(self, cos:Tensor, sin:Tensor, interleaved=False) -> Tensor:

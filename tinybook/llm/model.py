@@ -74,8 +74,7 @@ class Transformer:
         self.cache = [(zeros(), zeros()) for _ in range(cfg.layers)]
         bases = {cfg.rope_base, 10000.0 if cfg.window else cfg.rope_base}  # Gemma's windowed blocks rotate with base 10000
         f = ts["rope_freqs.weight"][0].numpy() if "rope_freqs.weight" in ts else 1  # Llama 3.x: each frequency divided by its factor
-        ang = {b: np.arange(max_ctx)[:, None] * b ** (-np.arange(0, cfg.head_dim, 2) / cfg.head_dim) / f for b in bases}  # (position, pair)
-        self.rope = {b: [Tensor(fn(a).astype(np.float32), device=device).realize() for fn in (np.cos, np.sin)] for b, a in ang.items()}
+        self.rope = {b: [t.realize() for t in Tensor.rope_freqs(cfg.head_dim, max_ctx, b, device, f)] for b in bases}
     @classmethod
     def from_gguf(cls, path:str, max_ctx:int=4096, device:str|None=None) -> tuple[Transformer, dict]:
         "The model in the GGUF file at `path` (its bytes moved to `device`), with a cache of `max_ctx` positions at most, and the file's metadata."
