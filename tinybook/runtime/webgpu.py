@@ -11,28 +11,36 @@ from ..device import Allocator, Compiler, CompiledDevice, Device
 from .cl import WorkgroupRenderer, workgroup_opts
 
 # %% auto #0
-__all__ = ['wgsl_types', 'WG_IDS', 'WGSLRenderer', 'WebGPUDevice']
+__all__ = ['wgsl_types', 'PACKED', 'WRAPPED', 'WG_IDS', 'WGSLRenderer', 'WebGPUDevice']
 
 # %% ../../nbs/05e_webgpu.ipynb #56dd1f06
-wgsl_types = {dtypes.bool: "bool", dtypes.int32: "i32", dtypes.uint32: "u32", dtypes.float32: "f32", dtypes.float16: "f16"}
+wgsl_types = {dtypes.bool: "bool", dtypes.int32: "i32", dtypes.uint32: "u32", dtypes.float32: "f32", dtypes.float16: "f16",
+              dtypes.int8: "i32", dtypes.int16: "i32", dtypes.uint8: "u32", dtypes.uint16: "u32"}  # 8/16-bit values: 32-bit in registers,
+PACKED = {dtypes.int8: 8, dtypes.uint8: 8, dtypes.int16: 16, dtypes.uint16: 16}  # bits; 4 or 2 to a u32 word in memory
+WRAPPED = {Ops.ADD, Ops.MUL, Ops.NEG, Ops.SHL, Ops.IDIV, Ops.MULACC, Ops.CAST, Ops.BITCAST}  # ops whose result may leave a packed range
 _WG = 64  # threads per workgroup without LOCAL/GROUP; the outermost loop is spread over up to 65535 workgroups in x, then y
 WG_IDS = "i32(wid.x + wid.y * 65535u)", ("i32(lid.x)", "i32(lid.y)", "i32(lid.z)")  # 05b's workgroup ids in WGSL
 class WGSLRenderer(WorkgroupRenderer, CRenderer):  # 05b's workgroups, spelled in WGSL; its workgroup arrays are declared in `prelude`
     device, ids, barrier, sum_loop = "WEBGPU", WG_IDS, "workgroupBarrier();", "for (var i: i32 = 1; i < {n}; i++)"
     copy_loop = "for (var e: i32 = {i}; e < {n}; e += {step})"
     def __init__(self, f16:bool=False): self.f16 = f16
+    def render(self, name:str, lin:list[UOp]) -> str:
+        self.atomic = {u.src[0].arg for u in lin if u.op is Ops.STORE and u.src[2].dtype in PACKED}  # written a part of a word at a time
+        return super().render(name, lin)
     def begin(self, lin:list[UOp]) -> list[str]: return []  # WGSL declares workgroup memory outside the function
     def prelude(self, lin:list[UOp]) -> str:
         ds = ({u.dtype for u in lin} | {s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}) - {dtypes.void}
         if bad := ds - set(wgsl_types) | ({dtypes.float16} & ds if not self.f16 else set()):
-            raise NotImplementedError(f"WEBGPU: dtypes {sorted(map(str, bad))} are not supported (WGSL has 32-bit scalars, and f16 with shader-f16)")
+            raise NotImplementedError(f"WEBGPU: dtypes {sorted(map(str, bad))} are not supported (WGSL has 32-bit scalars, 8/16-bit integers "
+                                      "packed in them, and f16 with shader-f16)")
         arrays = "".join(f"var<workgroup> {a}: array<{wgsl_types[d]}, {n}>;\n" for a, d, n in self.local_arrays(lin))  # at module scope
         return "enable f16;\n" * (dtypes.float16 in ds) + arrays
-    def buf_type(self, d:DType) -> str: return "u32" if d is dtypes.bool else wgsl_types[d]
+    def buf_type(self, d:DType) -> str: return "u32" if d is dtypes.bool or d in PACKED else wgsl_types[d]
     def signature(self, name:str, params:list) -> str:
         size, ids = (", ".join(map(str, self.wg[2])), ", @builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>") \
             if self.wg else (_WG, "")
-        return ("".join(f"@group(0) @binding({i}) var<storage, read_write> data{i}: array<{self.buf_type(d)}>;\n" for i, d in params) +
+        arr = lambda i, d: "atomic<u32>" if i in self.atomic else self.buf_type(d)
+        return ("".join(f"@group(0) @binding({i}) var<storage, read_write> data{i}: array<{arr(i, d)}>;\n" for i, d in params) +
                 f"@compute @workgroup_size({size}) fn {name}(@builtin(global_invocation_id) gid: vec3<u32>{ids})")
     def loop(self, u:UOp, outer:bool, end) -> str:
         n = u.arg[0]
@@ -43,11 +51,13 @@ class WGSLRenderer(WorkgroupRenderer, CRenderer):  # 05b's workgroups, spelled i
         return f"for (var {n}: i32 = 0; {n} < {end}; {n}++) {{"
     def const(self, v, d:DType) -> str:
         if d is dtypes.bool: return "true" if v else "false"
-        if not dtypes.is_float(d): return f"{int(v)}{'u' if d is dtypes.uint32 else ''}"
+        if not dtypes.is_float(d): return f"{int(v)}{'u' if wgsl_types[d] == 'u32' else ''}"
         if math.isinf(v) or math.isnan(v):  # no literal for these: the float32 bit patterns
             return f"{wgsl_types[d]}(bitcast<f32>({0x7fc00000 if math.isnan(v) else 0xff800000 if v < 0 else 0x7f800000}u))"
         return f"{float(v)!r}{'h' if d is dtypes.float16 else 'f'}"
     def alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:
+        if d in PACKED and op in WRAPPED:  # computed in 32 bits, then the low bits kept (sign-extended for int8/int16), as C's narrowing does
+            return f"extractBits({self.alu(op, dtypes.int32 if wgsl_types[d] == 'i32' else dtypes.uint32, a, sd)}, 0u, {PACKED[d]}u)"
         if sd is dtypes.bool and op in (Ops.MAX, Ops.CMPLT): return f"({a[0]} | {a[1]})" if op is Ops.MAX else f"(!{a[0]} & {a[1]})"  # no < on bools
         if op is Ops.MAX: return f"select({a[1]}, {a[0]}, {a[0]} > {a[1]} || {a[0]} != {a[0]})"
         if op in (Ops.IDIV, Ops.MOD): return f"select({(z := self.const(0, d))}, {a[0]} {'/' if op is Ops.IDIV else '%'} {a[1]}, {a[1]} != {z})"
@@ -61,8 +71,23 @@ class WGSLRenderer(WorkgroupRenderer, CRenderer):  # 05b's workgroups, spelled i
         if op in (Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.TRUNC): return f"{op.name.lower()}({a[0]})"
         return c_alu(op, d, a)  # + * < != & | ^ - and a*b+c are spelled as in C
     def decl(self, d:DType, name:str, code:str, mutable:bool=False) -> str: return f"{'var' if mutable else 'let'} {name}: {wgsl_types[d]} = {code};"
-    def load(self, u:UOp, idx:str) -> str: return f"(data{u.src[0].arg}[{idx}] != 0u)" if u.dtype is dtypes.bool else f"data{u.src[0].arg}[{idx}]"
-    def store(self, u:UOp, idx:str, val:str) -> str:
+    def bitcast(self, u:UOp, a:str) -> str:  # a half's 16 bits are the low half of a u32 that WGSL's pack2x16float makes and reads
+        if u.dtype is dtypes.float16: return f"f16(unpack2x16float(u32({a})).x)"
+        return self.alu(Ops.CAST, u.dtype, [f"pack2x16float(vec2<f32>(f32({a}), 0.0))"]) if u.src[0].dtype is dtypes.float16 else \
+            self.alu(Ops.BITCAST, u.dtype, [a])
+    def word(self, u:UOp, idx:str) -> tuple[str, str, int]:
+        "A packed element's word (a reference), its bit offset in the word, and its bits."
+        n = 32 // (b := PACKED[u.src[2].dtype if u.op is Ops.STORE else u.dtype])
+        return f"&data{u.src[0].arg}[({idx}) / {n}]", f"(u32(({idx}) % {n}) * {b}u)", b
+    def load(self, u:UOp, idx:str) -> str:
+        if u.dtype in PACKED:
+            (w, at, b), cast = self.word(u, idx), "bitcast<i32>" if wgsl_types[u.dtype] == "i32" else ""
+            return f"extractBits({cast}({f'atomicLoad({w})' if u.src[0].arg in self.atomic else w[1:]}), {at}, {b}u)"
+        return f"(data{u.src[0].arg}[{idx}] != 0u)" if u.dtype is dtypes.bool else f"data{u.src[0].arg}[{idx}]"
+    def store(self, u:UOp, idx:str, val:str) -> str:  # a packed element: its bits cleared, then set, atomically (neighbours share its word)
+        if u.src[2].dtype in PACKED:
+            w, at, b = self.word(u, idx)
+            return self.group_store(f"atomicAnd({w}, ~({(m := f'{(1 << b) - 1}u')} << {at})); atomicOr({w}, (u32({val}) & {m}) << {at});")
         st = f"data{u.src[0].arg}[{idx}] = {f'select(0u, 1u, {val})' if u.src[2].dtype is dtypes.bool else val};"
         return self.group_store(st)
 
@@ -122,4 +147,4 @@ class _WGPUProgram:
         t0 = time.perf_counter(); self.d.dev.queue.submit([enc.finish()]); self.d.dev.queue.read_buffer(bufs[0], 0, 4)  # the read waits for it
         return time.perf_counter() - t0
 Device.register("WEBGPU", WebGPUDevice)
-unsupported_dtypes["WEBGPU"] = {dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int64, dtypes.uint64, dtypes.float64, dtypes.bfloat16}
+unsupported_dtypes["WEBGPU"] = {dtypes.int64, dtypes.uint64, dtypes.float64, dtypes.bfloat16}
