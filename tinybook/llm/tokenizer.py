@@ -4,7 +4,7 @@
 
 # %% ../../nbs/09a_tokenizer.ipynb #55a69c33
 from __future__ import annotations
-import heapq
+import heapq, base64, math
 from ..tensor import patch_to
 from .gguf import gguf_read
 try: import regex  # \p{L} and friends, which `re` lacks
@@ -155,6 +155,24 @@ class Detokenizer:
             if self.buf[k] >= 0xC0 and n - k < (2 if self.buf[k] < 0xE0 else 3 if self.buf[k] < 0xF0 else 4): n = k; break
         out, self.buf = self.buf[:n].decode("utf-8", "replace"), self.buf[n:]
         return out
+
+# %% ../../nbs/09a_tokenizer.ipynb #1941863f
+@patch_to(Tokenizer)
+@classmethod
+def from_tiktoken(cls, path:str, special:dict[str, int], pre:str, **kw) -> Tokenizer:
+    "The byte-level BPE tokenizer of tiktoken file `path` (a base64 token and its rank per line), with the `special` tokens' ids; `kw`: BOS..."
+    with open(path, "rb") as f: ranks = {base64.b64decode(t): int(r) for t, r in (ln.split() for ln in f.read().splitlines() if ln)}
+    if sorted([*ranks.values(), *special.values()]) != list(range(n := len(ranks) + len(special))):
+        raise ValueError(f"{path}: the ranks and special token ids must number the tokens 0..{n - 1} without gaps or repeats")
+    chars, merges = lambda b: "".join(BYTE_CHARS[x] for x in b), []
+    for b in sorted(ranks, key=ranks.get):  # merges in the order of the tokens they make: BPE by merge rank is tiktoken's by token rank
+        parts = [bytes([x]) for x in b]
+        while len(parts) > 2:
+            i = min((ranks.get(p + q, math.inf), i) for i, (p, q) in enumerate(zip(parts, parts[1:])))[1]
+            parts[i:i + 2] = [parts[i] + parts[i + 1]]
+        if len(parts) == 2: merges.append(f"{chars(parts[0])} {chars(parts[1])}")
+    tokens = [chars(b) for b in sorted(ranks, key=ranks.get)] + sorted(special, key=special.get)
+    return cls(tokens, [1] * len(ranks) + [3] * len(special), "gpt2", merges, pre=pre, **kw)
 
 # %% ../../nbs/09a_tokenizer.ipynb #a686b98e
 CHAT_FALLBACK = {  # general.architecture -> the family's template, for files without tokenizer.chat_template
