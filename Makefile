@@ -1,12 +1,16 @@
 # `make test`: set up a fresh Debian/Ubuntu machine (idempotent, quick when done), then run the README's test command.
 # `make book`: execute every notebook and write the HTML book to _site/.
-APT_PKGS := gcc clang lld qemu-user pocl-opencl-icd ocl-icd-libopencl1 mesa-vulkan-drivers libvulkan1
+# `make slow`: the dev tests against llama.cpp on the real Gemma 3 270M (the first run builds llama-cpp-python: minutes).
+APT_PKGS := gcc g++ clang lld qemu-user pocl-opencl-icd ocl-icd-libopencl1 mesa-vulkan-drivers libvulkan1
 TEST_CMD := .venv/bin/nbdev_test --n_workers 2 && .venv/bin/pytest -q --nbval-lax nbs/ tests/
 VOCAB := .cache/llama-vocab
 
-.PHONY: test book sysdeps
+.PHONY: test book sysdeps slow
 test: sysdeps .venv/.installed $(VOCAB)/.done
 	$(TEST_CMD)
+
+slow: sysdeps .venv/.installed .venv/.llama_cpp
+	.venv/bin/nbdev_test --flags model --path nbs/09b_model.ipynb && .venv/bin/pytest -q -m slow tests/
 
 book: sysdeps .venv/.installed
 	.venv/bin/python tools/book.py
@@ -28,4 +32,11 @@ $(VOCAB)/.done: tools/vocab.py | .venv/bin/python
 # the stamp re-runs pip only when the package metadata changes
 .venv/.installed: setup.py settings.ini pyproject.toml | .venv/bin/python
 	.venv/bin/pip install -q -e ".[dev]"
+	touch $@
+
+# llama.cpp from source without -march=native: on a CPU with AMX its native build crashes on quantized weights (environment.md)
+LLAMA_CMAKE := $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON,-DGGML_NATIVE=OFF)
+.venv/.llama_cpp: | .venv/.installed
+	CMAKE_ARGS="$(LLAMA_CMAKE)" CMAKE_BUILD_PARALLEL_LEVEL=2 .venv/bin/pip install -q --no-cache-dir "llama-cpp-python==0.3.36"
+	.venv/bin/pip install -q -e ".[model]"
 	touch $@

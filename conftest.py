@@ -1,4 +1,4 @@
-"Make nbval skip the notebook cells that nbdev_test skips, so the two test runners agree."
+"Make nbval skip the notebook cells that nbdev_test skips, so the two test runners agree; skip `slow` tests unless `-m slow` asks for them."
 import re
 from configparser import ConfigParser
 from pathlib import Path
@@ -15,7 +15,12 @@ def nbdev_skips(src: str) -> bool:
         if m[1] in TST_FLAGS or (m[1] == "eval:" and m[2].lower() == "false"): return True
     return "nbdev_export(" in src
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: a dev test that needs llama-cpp-python and the real model; `make slow` runs it")
+
 def pytest_collection_modifyitems(config, items):
+    slow = "slow" in (config.getoption("markexpr") or "")
     for item in items:
+        if item.get_closest_marker("slow") and not slow: item.add_marker(pytest.mark.skip(reason="a slow dev test: `make slow` runs it"))
         cell = getattr(item, "cell", None)  # nbval's IPyNbCell items carry the notebook cell
         if cell is not None and nbdev_skips(cell.source): item.add_marker(pytest.mark.skip(reason="skipped by nbdev_test too"))
