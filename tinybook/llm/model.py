@@ -71,7 +71,7 @@ class Transformer:
         names += ["post_attention_norm", "post_ffw_norm"] * (cfg.arch == "gemma3")
         self.blocks = [{n: w(f"blk.{i}.{n}.weight") for n in names + ["attn_q_norm", "attn_k_norm"] * ARCHS[cfg.arch]} for i in range(cfg.layers)]
         zeros = lambda: Tensor.zeros(cfg.kv_heads, max_ctx, cfg.head_dim, device=device).contiguous().realize()
-        self.cache = [(zeros(), zeros()) for _ in range(cfg.layers)]
+        self.cache, self.cached = [(zeros(), zeros()) for _ in range(cfg.layers)], []  # cached: the tokens `generate` left in the cache, in order
         bases = {cfg.rope_base, 10000.0 if cfg.window else cfg.rope_base}  # Gemma's windowed blocks rotate with base 10000
         f = ts["rope_freqs.weight"][0].numpy() if "rope_freqs.weight" in ts else 1  # Llama 3.x: each frequency divided by its factor
         self.rope = {b: [t.realize() for t in Tensor.rope_freqs(cfg.head_dim, max_ctx, b, device, f)] for b in bases}
@@ -99,6 +99,7 @@ def _attention(self, b:dict, ck:Tensor, cv:Tensor, h:Tensor, pos, n:int, local:b
 def forward(self, ids:Tensor, pos) -> Tensor:
     "Logits of the last of tokens `ids` (n,) at positions `pos`.. (an int or a bound Variable), their keys and values cached."
     c, n, x = self.cfg, ids.shape[0], self.embed.rows(ids)
+    self.cached = []  # a call outside `generate` leaves the cache holding what `generate` cannot know
     gemma, norm = c.arch == "gemma3", lambda x, w: x.rms_norm(eps=c.eps) * w
     if gemma: x = x * c.dim ** 0.5  # Gemma scales the embedding
     for i, (b, (ck, cv)) in enumerate(zip(self.blocks, self.cache)):
@@ -137,11 +138,13 @@ def generate(model:Transformer, ids:list[int], max_new:int, sampler:Sampler|None
     if not 0 < len(ids) < model.max_ctx: raise ValueError(f"generate: the prompt has {len(ids)} tokens, the cache holds {model.max_ctx}")
     sampler, pos = sampler or Sampler(), Variable("pos", 0, model.max_ctx - 1)
     if not hasattr(model, "step"): model.step = TinyJit(lambda t, p: model.forward(t, p).realize())  # one capture for every position
-    logits = model.forward(Tensor(np.array(ids, np.int32)), 0)
+    same = next((i for i, (a, b) in enumerate(zip(model.cached, ids)) if a != b), min(len(model.cached), len(ids)))
+    keep, seq = min(same, len(ids) - 1), list(ids)  # the cache holds the prompt's first `keep` tokens already: only the rest runs
+    logits = model.forward(Tensor(np.array(ids[keep:], np.int32)), keep); model.cached = seq
     for p in range(len(ids), min(len(ids) + max_new, model.max_ctx)):
         if (t := sampler(logits.numpy())) in stop_ids: return
         yield t
-        logits = model.step(Tensor(np.array([t], np.int32)), pos.bind(p))
+        logits = model.step(Tensor(np.array([t], np.int32)), pos.bind(p)); seq.append(t); model.cached = seq
 
 # %% ../../nbs/09b_model.ipynb #c4f361b0
 def generate_text(model:Transformer, tok, ids:list[int], max_new:int, sampler:Sampler|None=None, stop=(), stop_ids=None):
@@ -198,7 +201,10 @@ def _llm(a) -> None:
     run = lambda ids: "".join(print(t, end="", flush=True) or t for t in generate_text(
         model, tok, ids, a.max_tokens, Sampler(a.temperature, a.top_k, a.top_p, a.min_p, a.seed), a.stop))
     if a.llm == "generate": run(tok.encode(a.prompt)); print(); return
+    def ask() -> str:  # an empty line, /bye or the input's end (Ctrl-D) ends the conversation
+        try: return input("> ").strip()
+        except EOFError: return ""
     msgs = []
-    while (line := input("> ").strip()) not in ("", "/bye"):
+    while (line := ask()) not in ("", "/bye"):
         msgs.append({"role": "user", "content": line}); msgs.append({"role": "assistant", "content": run(tok.chat(msgs))}); print()
 commands["llm"] = ("run an LLM from a GGUF file: generate, chat, models", _llm_args, _llm)
