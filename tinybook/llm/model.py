@@ -107,7 +107,7 @@ def forward(self, ids:Tensor, pos) -> Tensor:
         x = x + (norm(a, b["post_attention_norm"]) if gemma else a)
         h = norm(x, b["ffn_norm"])
         f = b["ffn_down"]((b["ffn_gate"](h).gelu() if gemma else b["ffn_gate"](h).silu()) * b["ffn_up"](h))  # Gemma: GELU (tanh), others SwiGLU
-        x = (x + (norm(f, b["post_ffw_norm"]) if gemma else f)).realize()  # else each block's cache write (realized) computes every block before it again
+        x = (x + (norm(f, b["post_ffw_norm"]) if gemma else f)).realize()  # else the next cache write recomputes every block
     return self.out(x[n - 1:].rms_norm(eps=c.eps) * self.norm).reshape(-1)
 
 # %% ../../nbs/09b_model.ipynb #c21e7390
