@@ -71,7 +71,7 @@ class Transformer:
         names += ["post_attention_norm", "post_ffw_norm"] * (cfg.arch == "gemma3")
         self.blocks = [{n: w(f"blk.{i}.{n}.weight") for n in names + ["attn_q_norm", "attn_k_norm"] * ARCHS[cfg.arch]} for i in range(cfg.layers)]
         zeros = lambda: Tensor.zeros(cfg.kv_heads, max_ctx, cfg.head_dim, device=device).contiguous().realize()
-        self.cache, self.cached = [(zeros(), zeros()) for _ in range(cfg.layers)], []  # cached: the tokens `generate` left in the cache, in order
+        self.cache, self.cached, self.steps = [(zeros(), zeros()) for _ in range(cfg.layers)], [], {}  # cached: the tokens `feed` left there
         bases = {cfg.rope_base, 10000.0 if cfg.window else cfg.rope_base}  # Gemma's windowed blocks rotate with base 10000
         f = ts["rope_freqs.weight"][0].numpy() if "rope_freqs.weight" in ts else 1  # Llama 3.x: each frequency divided by its factor
         self.rope = {b: [t.realize() for t in Tensor.rope_freqs(cfg.head_dim, max_ctx, b, device, f)] for b in bases}
@@ -99,7 +99,6 @@ def _attention(self, b:dict, ck:Tensor, cv:Tensor, h:Tensor, pos, n:int, local:b
 def forward(self, ids:Tensor, pos) -> Tensor:
     "Logits of the last of tokens `ids` (n,) at positions `pos`.. (an int or a bound Variable), their keys and values cached."
     c, n, x = self.cfg, ids.shape[0], self.embed.rows(ids)
-    self.cached = []  # a call outside `generate` leaves the cache holding what `generate` cannot know
     gemma, norm = c.arch == "gemma3", lambda x, w: x.rms_norm(eps=c.eps) * w
     if gemma: x = x * c.dim ** 0.5  # Gemma scales the embedding
     for i, (b, (ck, cv)) in enumerate(zip(self.blocks, self.cache)):
@@ -109,6 +108,20 @@ def forward(self, ids:Tensor, pos) -> Tensor:
         f = b["ffn_down"]((b["ffn_gate"](h).gelu() if gemma else b["ffn_gate"](h).silu()) * b["ffn_up"](h))  # Gemma: GELU (tanh), others SwiGLU
         x = (x + (norm(f, b["post_ffw_norm"]) if gemma else f)).realize()  # else the next cache write recomputes every block
     return self.out(x[n - 1:].rms_norm(eps=c.eps) * self.norm).reshape(-1)
+
+# %% ../../nbs/09b_model.ipynb #c59f9ceb
+@patch_to(Transformer)
+def feed(self, ids:list[int], at:int) -> Tensor:
+    "Logits after tokens `ids` at positions `at`.. (the cache holding the `at` tokens before them), run in jitted chunks of 2^k tokens."
+    if not ids or at + len(ids) > self.max_ctx: raise ValueError(f"feed: {len(ids)} tokens at {at} do not fit a cache of {self.max_ctx}")
+    kept, rest, p = self.cached[:at], list(ids), at
+    while rest:
+        n = 1 << min(6, len(rest).bit_length() - 1)  # the largest power of two that fits, at most 64
+        if n not in self.steps: self.steps[n] = (TinyJit(lambda t, v: self.forward(t, v).realize()), Variable("pos", 0, self.max_ctx - n))
+        jit, pos = self.steps[n]
+        logits, rest, p = jit(Tensor(np.array(rest[:n], np.int32)), pos.bind(p)), rest[n:], p + n
+    self.cached = kept + list(ids)
+    return logits
 
 # %% ../../nbs/09b_model.ipynb #c21e7390
 @dataclass
@@ -136,15 +149,13 @@ class Sampler:
 def generate(model:Transformer, ids:list[int], max_new:int, sampler:Sampler|None=None, stop_ids=()):
     "Token ids that follow prompt `ids`, one at a time (a generator), until a `stop_ids` token (not yielded), `max_new` or the cache's end."
     if not 0 < len(ids) < model.max_ctx: raise ValueError(f"generate: the prompt has {len(ids)} tokens, the cache holds {model.max_ctx}")
-    sampler, pos = sampler or Sampler(), Variable("pos", 0, model.max_ctx - 1)
-    if not hasattr(model, "step"): model.step = TinyJit(lambda t, p: model.forward(t, p).realize())  # one capture for every position
+    sampler = sampler or Sampler()
     same = next((i for i, (a, b) in enumerate(zip(model.cached, ids)) if a != b), min(len(model.cached), len(ids)))
-    keep, seq = min(same, len(ids) - 1), list(ids)  # the cache holds the prompt's first `keep` tokens already: only the rest runs
-    logits = model.forward(Tensor(np.array(ids[keep:], np.int32)), keep); model.cached = seq
+    logits = model.feed(ids[(keep := min(same, len(ids) - 1)):], keep)  # the cache holds the prompt's first `keep` tokens: the rest runs
     for p in range(len(ids), min(len(ids) + max_new, model.max_ctx)):
         if (t := sampler(logits.numpy())) in stop_ids: return
         yield t
-        logits = model.step(Tensor(np.array([t], np.int32)), pos.bind(p)); seq.append(t); model.cached = seq
+        logits = model.feed([t], p)
 
 # %% ../../nbs/09b_model.ipynb #c4f361b0
 def generate_text(model:Transformer, tok, ids:list[int], max_new:int, sampler:Sampler|None=None, stop=(), stop_ids=None):
