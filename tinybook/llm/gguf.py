@@ -11,7 +11,7 @@ import tinybook.ops, tinybook.schedule, tinybook.device  # noqa: F401, E401 (the
 
 # %% auto #0
 __all__ = ['VALUE_FMT', 'GGML_TYPES', 'GGML_OTHER', 'NATIVE', 'DEQUANT', 'SUB', 'GGUFError', 'GGUFTensor', 'gguf_read',
-           'gguf_write', 'gguf_tensors', 'dequantize', 'qlinear', 'gguf_load']
+           'gguf_write', 'quantize', 'gguf_tensors', 'dequantize', 'qlinear', 'gguf_load']
 
 # %% ../../nbs/09_llm.ipynb #c8b80667
 VALUE_FMT = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}  # 8: string, 9: array
@@ -106,6 +106,18 @@ def gguf_write(path:str, meta:dict, tensors:dict, align:int=32) -> None:
         head += [_pack(8, k), struct.pack(f"<I{len(shape)}QIQ", len(shape), *reversed(shape), t, len(data))]; data += raw
     head = b"".join(head)
     with open(path, "wb") as f: f.write(head + b"\0" * (-len(head) % align) + data)
+
+# %% ../../nbs/09_llm.ipynb #0e626000
+def quantize(x, t:int) -> bytes:
+    "Float array `x` (rows of a multiple of 32 values) as blocks of ggml type `t`: Q8_0 (8) or Q4_0 (2), rounded as ggml's reference does."
+    if t not in (2, 8): raise ValueError(f"quantize: ggml type {GGML_TYPES.get(t, (t,))[0]} is not supported (Q8_0 and Q4_0 are)")
+    b = np.asarray(x, np.float32).reshape(-1, 32)
+    big = np.take_along_axis(b, np.abs(b).argmax(-1)[:, None], -1)  # each block's value largest in size, with its sign
+    d = np.abs(big) / np.float32(127) if t == 8 else big / np.float32(-8)
+    with np.errstate(divide="ignore"): s = b * np.where(d == 0, np.float32(0), np.float32(1) / d)
+    if t == 8: q = (np.sign(s) * (np.floor(a := np.abs(s)) + np.floor(2 * (a - np.floor(a))))).astype(np.int8).view(np.uint8)
+    else: q = np.trunc(s + np.float32(8.5)).astype(np.uint8).clip(0, 15).reshape(-1, 2, 16); q = q[:, 0] | q[:, 1] << 4
+    return np.concatenate([d.astype(np.float16).view(np.uint8), q], 1).tobytes()
 
 # %% ../../nbs/09_llm.ipynb #72ff2356
 def gguf_tensors(path:str) -> tuple[dict, dict[str, tuple[Tensor, GGUFTensor]]]:

