@@ -128,7 +128,8 @@ def feed(self, ids:list[int], at:int) -> Tensor:
 ASCII_VOCAB = {"tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": [chr(c) for c in range(33, 127)] + ["\u2581", "\n"],
                "tokenizer.ggml.scores": [0.0] * 96, "tokenizer.ggml.add_bos_token": False, "tokenizer.ggml.add_space_prefix": False,
                "tokenizer.ggml.eos_token_id": 93}  # a SentencePiece vocabulary of single characters ('▁' is the space); '~' ends a text
-def random_llama(path:str, dim:int=64, layers:int=2, heads:int=4, kv:int=2, hidden:int=128, t:int=8, vocab:dict=ASCII_VOCAB, ctx:int=2048, seed:int=0):
+def random_llama(path:str, dim:int=64, layers:int=2, heads:int=4, kv:int=2, hidden:int=128, t:int=8, vocab:dict=ASCII_VOCAB, ctx:int=2048,
+                 seed:int=0) -> None:
     "Write a Llama GGUF with random matrices in ggml type `t` (Q8_0 8, Q4_0 2 or F32 0), unit norms, a tied output and the `vocab` metadata."
     r, n = np.random.default_rng(seed), len(vocab["tokenizer.ggml.tokens"])
     def w(rows:int, cols:int):
@@ -140,8 +141,9 @@ def random_llama(path:str, dim:int=64, layers:int=2, heads:int=4, kv:int=2, hidd
         ts |= {f"blk.{i}.attn_{k}.weight": w(m * (dim // heads), dim) for k, m in (("q", heads), ("k", kv), ("v", kv))}
         ts |= {f"blk.{i}.attn_output.weight": w(dim, dim), f"blk.{i}.ffn_gate.weight": w(hidden, dim), f"blk.{i}.ffn_up.weight": w(hidden, dim),
                f"blk.{i}.ffn_down.weight": w(dim, hidden)}
-    a = {"embedding_length": dim, "block_count": layers, "attention.head_count": heads, "attention.head_count_kv": kv, "attention.key_length": dim // heads,
-         "feed_forward_length": hidden, "attention.layer_norm_rms_epsilon": 1e-5, "rope.freq_base": 500000.0, "context_length": ctx}
+    a = {"embedding_length": dim, "block_count": layers, "attention.head_count": heads, "attention.head_count_kv": kv,
+         "attention.key_length": dim // heads, "feed_forward_length": hidden, "attention.layer_norm_rms_epsilon": 1e-5,
+         "rope.freq_base": 500000.0, "context_length": ctx}
     gguf_write(path, {"general.architecture": "llama", **{f"llama.{k}": v for k, v in a.items()}, **vocab}, ts)
 
 # %% ../../nbs/09b_model.ipynb #c21e7390

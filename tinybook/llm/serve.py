@@ -43,7 +43,8 @@ def _messages(ms) -> list[dict]:
 def parse(body, chat:bool, tok, name:str, ctx:int) -> Job:
     "The `Job` a chat (or completions) request `body` asks of model `name` (tokenizer `tok`, context `ctx`), or the `APIError` it deserves."
     if not isinstance(body, dict): raise APIError(400, "the request body must be a JSON object")
-    if body.get("model") not in (None, name): raise APIError(404, f"the model {body['model']!r} does not exist: this server has {name!r}", "model", "model_not_found")
+    if body.get("model") not in (None, name):
+        raise APIError(404, f"the model {body['model']!r} does not exist: this server has {name!r}", "model", "model_not_found")
     v = {}
     for k, (t, ok, says) in NUM.items():
         if (x := body.get(k)) is None: continue
@@ -70,8 +71,9 @@ def parse(body, chat:bool, tok, name:str, ctx:int) -> Job:
         else: raise APIError(400, "prompt must be a non-empty string, or a list of token ids", "prompt")
     if None in ids: raise APIError(400, f"the {field_} has characters this model's vocabulary cannot encode", field_)
     if len(ids) >= ctx: raise APIError(400, f"the prompt is {len(ids)} tokens; the context holds {ctx}", field_, "context_length_exceeded")
-    return Job(ids, v.get("max_completion_tokens", v.get("max_tokens", ctx - len(ids))), {k: v[k] for k in ("temperature", "top_k", "top_p", "min_p", "seed") if k in v},
-               stop, v.get("n", 1), lp, bool(body.get("stream")), bool(so.get("include_usage")), chat)
+    sampling = {k: v[k] for k in ("temperature", "top_k", "top_p", "min_p", "seed") if k in v}
+    return Job(ids, v.get("max_completion_tokens", v.get("max_tokens", ctx - len(ids))), sampling, stop, v.get("n", 1), lp,
+               bool(body.get("stream")), bool(so.get("include_usage")), chat)
 
 # %% ../../nbs/09c_serve.ipynb #c4320367
 class Engine:
@@ -96,7 +98,8 @@ class Engine:
         cached = next((i for i, (a, b) in enumerate(zip(m.cached, job.ids)) if a != b), min(len(m.cached), len(job.ids)))
         for c in range(job.n):
             s, seen = dict(job.sampling), []
-            smp = Sampler(s.get("temperature", 1.0), s.get("top_k", 0), s.get("top_p", 1.0), s.get("min_p", 0.0), s["seed"] + c if "seed" in s else None)
+            smp = Sampler(s.get("temperature", 1.0), s.get("top_k", 0), s.get("top_p", 1.0), s.get("min_p", 0.0),
+                          s["seed"] + c if "seed" in s else None)  # OpenAI's defaults; choice c draws with seed + c
             d, st, why, k = self.detok(tok), StopText(job.stop), "length", 0
             for t in (gen := generate(m, job.ids, job.max_new, lambda lg: seen.append(lg) or smp(lg), (tok.eos,))):
                 if job.cancelled.is_set(): gen.close(); return
@@ -113,8 +116,8 @@ class Engine:
 # %% ../../nbs/09c_serve.ipynb #20701ea0
 def _choice(job:Job, i:int, text:str, lps:list, why) -> dict:
     "Choice `i` of a whole answer: chat's message, or completions' text (with the legacy log-probability lists)."
-    if job.chat: return {"index": i, "message": {"role": "assistant", "content": text}, "logprobs": None if job.logprobs is None else {"content": lps},
-                         "finish_reason": why}
+    if job.chat: return {"index": i, "message": {"role": "assistant", "content": text},
+                         "logprobs": None if job.logprobs is None else {"content": lps}, "finish_reason": why}
     legacy = {"tokens": [e["token"] for e in lps], "token_logprobs": [e["logprob"] for e in lps],
               "top_logprobs": [{t["token"]: t["logprob"] for t in e["top_logprobs"]} for e in lps]}
     return {"index": i, "text": text, "logprobs": None if job.logprobs is None else legacy, "finish_reason": why}
@@ -133,7 +136,8 @@ async def _stream(job:Job, events:asyncio.Queue, head:dict):
     extra = {"usage": None} if job.usage else {}
     chunk = lambda choices, **kw: f"data: {json.dumps({**head, 'choices': choices, **extra, **kw})}\n\n"
     try:
-        if job.chat: yield chunk([{"index": i, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None} for i in range(job.n)])
+        if job.chat: yield chunk([{"index": i, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}
+                                  for i in range(job.n)])
         while (ev := await events.get())[0] != "end":
             if ev[0] == "error": yield f"data: {json.dumps(APIError(500, ev[1]).body())}\n\n"; return
             if ev[0] == "delta" and not (ev[2] or ev[3]): continue
