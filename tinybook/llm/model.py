@@ -115,7 +115,8 @@ def forward(self, ids:Tensor, pos) -> Tensor:
 def feed(self, ids:list[int], at:int) -> Tensor:
     "Logits after tokens `ids` at positions `at`.. (the cache holding the `at` tokens before them), run in jitted chunks of 2^k tokens."
     if not ids or at + len(ids) > self.max_ctx: raise ValueError(f"feed: {len(ids)} tokens at {at} do not fit a cache of {self.max_ctx}")
-    kept, rest, p = self.cached[:at], list(ids), at
+    self.cached = kept = self.cached[:at]  # rows from `at` on are rewritten: if this fails, they hold nothing known
+    rest, p = list(ids), at
     while rest:
         n = 1 << min(6, len(rest).bit_length() - 1)  # the largest power of two that fits, at most 64
         if n not in self.steps: self.steps[n] = (TinyJit(lambda t, v: self.forward(t, v).realize()), Variable("pos", 0, self.max_ctx - n))
