@@ -11,6 +11,9 @@ KEY, CTX = "test-key", 512
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     "A server for a tiny random model, started here and stopped after; the same model loaded here computes the expected answers."
+    with pytest.MonkeyPatch.context() as mp:  # both on the CPU, whatever an earlier test left in DEV (importing tinygrad sets DEV=CL)
+        mp.setenv("DEV", "CPU"); yield from _served(tmp_path_factory)
+def _served(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("serve") / "tiny.gguf"); random_llama(path, ctx=1024)
     with socket.socket() as s: s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
     cmd = [sys.executable, "-c", "from tinybook.device import main; main()", "llm", "serve", path, "--port", str(port), "--api-key", KEY, "--ctx", str(CTX)]

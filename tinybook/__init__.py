@@ -5,5 +5,5 @@ import tinybook.device, tinybook.runtime.cpu, tinybook.runtime.cl, tinybook.runt
 from tinybook import nn
 import tinybook.nn.state, tinybook.nn.optim  # noqa: E401
 from tinybook.jit import TinyJit, Variable  # noqa: F401
-import tinybook.llm.gguf, tinybook.llm.model, tinybook.llm.serve  # noqa: F401, E401, 09: GGUF, the models, `tinybook llm serve` ([llm] extra: tokenizers, server)
+import tinybook.llm.gguf, tinybook.llm.model, tinybook.llm.serve, tinybook.llm.bench  # noqa: F401, E401, 09: GGUF, models, `tinybook llm serve, bench` ([llm] extra: tokenizers, server)
 from tinybook.device import Device, GlobalCounters  # noqa: F401

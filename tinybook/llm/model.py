@@ -66,7 +66,7 @@ class Transformer:
             raw, t = ts[name]
             if t.type in NATIVE and len(t.shape) == 1: return raw.to(device).float().realize()  # a norm's weight
             return Linear(raw.to(device).realize(), t.type, t.shape)
-        self.cfg, self.max_ctx, self.embed, self.norm = cfg, max_ctx, w("token_embd.weight"), w("output_norm.weight")
+        self.cfg, self.max_ctx, self.device, self.embed, self.norm = cfg, max_ctx, device, w("token_embd.weight"), w("output_norm.weight")
         self.out = w("output.weight", False) or self.embed  # tied
         names = ["attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"]
         names += ["post_attention_norm", "post_ffw_norm"] * (cfg.arch == "gemma3")
@@ -121,7 +121,7 @@ def feed(self, ids:list[int], at:int) -> Tensor:
         n = 1 << min(6, len(rest).bit_length() - 1)  # the largest power of two that fits, at most 64
         if n not in self.steps: self.steps[n] = (TinyJit(lambda t, v: self.forward(t, v).realize()), Variable("pos", 0, self.max_ctx - n))
         jit, pos = self.steps[n]
-        logits, rest, p = jit(Tensor(np.array(rest[:n], np.int32)), pos.bind(p)), rest[n:], p + n
+        logits, rest, p = jit(Tensor(np.array(rest[:n], np.int32), device=self.device), pos.bind(p)), rest[n:], p + n
     self.cached = kept + list(ids)
     return logits
 
