@@ -158,7 +158,7 @@ def from_host(b, a:np.ndarray) -> None: b.data = host_value(b.dtype, a)
 class DeviceMemory:
     "A buffer's value in memory `mem` of device `dev`, laid out as `dev.host_dtype` lays it; freed when no `Buffer` holds it."
     def __init__(self, dev:CompiledDevice, mem, size:int, dtype):
-        self.dev, self.mem, self.size, self.dtype = dev, mem, size, dtype
+        self.dev, self.mem, self.size, self.dtype, self.writes = dev, mem, size, dtype, 0  # writes: kernels that wrote part of it in place
         weakref.finalize(self, dev.allocator.free, mem)
     def to_host(self) -> np.ndarray:
         "The value copied to the host (counted in `GlobalCounters.device_to_host`)."
@@ -242,7 +242,7 @@ def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
         ins = [_device_mem(dev, b, images.get(i)) for i, b in enumerate(bufs) if i >= nout]
         tm = p(*[_device_mem(dev, b) if o is None else o.mem for b, o in zip(bufs, outs)], *ins)
         for b, o in zip(bufs, outs):  # the value is on the device now; the host's is gone
-            if o is None: b._data = None
+            if o is None: b._data = None; b.dev_mem.writes += 1
             else: b.data, b.dev_mem = None, o
         for i, m in enumerate(ins, nout):
             if i in images: dev.allocator.free(m)

@@ -139,15 +139,16 @@ class _Batch:
             for s in self.fresh: self.mem[s] = host_array(b[s], False)
             self.launch()
         else:  # inputs and weights with a new value are copied in (device to device when they live there), results out
-            val = lambda x: x.dev_mem if x.dev_mem is not None else x.data
-            for s in self.st["ins"] + [s for s in self.st["consts"] if val(b[s]) is not self.sent.get(s)]:
+            val = lambda x: (x.dev_mem, x.dev_mem.writes) if x.dev_mem is not None else (x.data, 0)  # a value, and in-place writes to it
+            new = lambda s: (v := val(b[s]))[0] is not (w := self.sent.get(s, (None, 0)))[0] or v[1] != w[1]
+            for s in self.st["ins"] + [s for s in self.st["consts"] if new(s)]:
                 self.sent[s] = val(b[s])
                 if b[s].dev_mem is not None and b[s].dev_mem.dev is self.dev: a.copy(self.mem[s], b[s].dev_mem.mem, self.nbytes(s))
                 else: a.copyin(self.mem[s], h := host_array(b[s], False, self.dev.host_dtype(b[s].dtype))); GlobalCounters.host_to_device += h.nbytes
             self.launch()
             for s in self.st["outs"]:  # a copy of its own on the device: the next replay writes this slot again
                 o = device_empty(self.dev, b[s]); a.copy(o.mem, self.mem[s], self.nbytes(s)); b[s].data, b[s].dev_mem = None, o
-                if s in self.sent: self.sent[s] = o  # written in place: this memory holds its value already
+                if s in self.sent: self.sent[s] = (o, 0)  # written in place: this memory holds its value already
         _count(self.dev.name, len(self.st["calls"]), self.st["ops"], self.st["mem"], time.perf_counter() - t0)
     def __del__(self):
         if getattr(self, "dev", None) is None or self.dev.host_memory: return
