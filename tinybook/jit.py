@@ -62,10 +62,12 @@ class Variable:
     "An integer in [`lo`, `hi`] a jitted function takes as an input: `bind(v)` gives a 0-d int32 tensor (also a size: `x[:n]`); one capture for all"
     def __init__(self, name:str, lo:int, hi:int): self.name, self.lo, self.hi = name, lo, hi
     def __repr__(self): return f"Variable({self.name!r}, {self.lo}, {self.hi})"
-    def bind(self, v:int) -> Tensor:
+    def bind(self, v:int, device:str|None=None) -> Tensor:
+        "The value `v` as this Variable, on `device` (default: `DEV`'s)."
         if not isinstance(v, (int, np.integer)) or not self.lo <= v <= self.hi:
             raise ValueError(f"Variable {self.name}: {v!r} is not an integer in [{self.lo}, {self.hi}]")
-        t = Tensor(np.array(v, np.int32)); t._var = var_bounds[t.uop.src[0] if t.uop.op is Ops.RESHAPE else t.uop] = (self.name, self.lo, self.hi)
+        t = Tensor(np.array(v, np.int32), device)
+        t._var = var_bounds[t.uop.src[0] if t.uop.op is Ops.RESHAPE else t.uop] = (self.name, self.lo, self.hi)
         return t
 def _args(args:tuple, kwargs:dict) -> tuple[list, list]:
     "The tensors among the arguments (at the top level or one level inside a list, tuple or dict), and the other values, each named."

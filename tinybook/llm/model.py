@@ -121,7 +121,7 @@ def feed(self, ids:list[int], at:int) -> Tensor:
         n = 1 << min(6, len(rest).bit_length() - 1)  # the largest power of two that fits, at most 64
         if n not in self.steps: self.steps[n] = (TinyJit(lambda t, v: self.forward(t, v).realize()), Variable("pos", 0, self.max_ctx - n))
         jit, pos = self.steps[n]
-        logits, rest, p = jit(Tensor(np.array(rest[:n], np.int32), device=self.device), pos.bind(p)), rest[n:], p + n
+        logits, rest, p = jit(Tensor(np.array(rest[:n], np.int32), device=self.device), pos.bind(p, self.device)), rest[n:], p + n
     self.cached = kept + list(ids)
     return logits
 
