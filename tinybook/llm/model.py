@@ -124,6 +124,10 @@ def feed(self, ids:list[int], at:int) -> Tensor:
         logits, rest, p = jit(Tensor(np.array(rest[:n], np.int32), device=self.device), pos.bind(p, self.device)), rest[n:], p + n
     self.cached = kept + list(ids)
     return logits
+@patch_to(Transformer)
+def reusable(self, ids:list[int]) -> int:
+    "How many of prompt `ids`' first tokens the cache holds already (all but the last at most: its logits are needed)."
+    return min(next((i for i, (a, b) in enumerate(zip(self.cached, ids)) if a != b), min(len(self.cached), len(ids))), len(ids) - 1)
 
 # %% ../../nbs/09b_model.ipynb #bf3488eb
 ASCII_VOCAB = {"tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": [chr(c) for c in range(33, 127)] + ["\u2581", "\n"],
@@ -173,9 +177,8 @@ class Sampler:
 def generate(model:Transformer, ids:list[int], max_new:int, sampler:Sampler|None=None, stop_ids=()):
     "Token ids that follow prompt `ids`, one at a time (a generator), until a `stop_ids` token (not yielded), `max_new` or the cache's end."
     if not 0 < len(ids) < model.max_ctx: raise ValueError(f"generate: the prompt has {len(ids)} tokens, the cache holds {model.max_ctx}")
-    sampler = sampler or Sampler()
-    same = next((i for i, (a, b) in enumerate(zip(model.cached, ids)) if a != b), min(len(model.cached), len(ids)))
-    logits = model.feed(ids[(keep := min(same, len(ids) - 1)):], keep)  # the cache holds the prompt's first `keep` tokens: the rest runs
+    sampler, keep = sampler or Sampler(), model.reusable(ids)
+    logits = model.feed(ids[keep:], keep)  # the cache holds the prompt's first `keep` tokens: the rest runs
     for p in range(len(ids), min(len(ids) + max_new, model.max_ctx)):
         if (t := sampler(logits.numpy())) in stop_ids: return
         yield t

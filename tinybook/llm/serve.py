@@ -95,23 +95,26 @@ class Engine:
     def run(self, job:Job) -> None:
         "Generate `job`'s choices, reporting to `job.emit` as tokens come."
         m, tok, made = self.model, self.tok, 0
-        cached = next((i for i, (a, b) in enumerate(zip(m.cached, job.ids)) if a != b), min(len(m.cached), len(job.ids)))
+        cached = m.reusable(job.ids)
         for c in range(job.n):
-            s, seen = dict(job.sampling), []
+            s, seen = dict(job.sampling), [0, None]  # tokens drawn, and the last logits (not all: each is a vocabulary's floats)
             smp = Sampler(s.get("temperature", 1.0), s.get("top_k", 0), s.get("top_p", 1.0), s.get("min_p", 0.0),
                           s["seed"] + c if "seed" in s else None)  # OpenAI's defaults; choice c draws with seed + c
             d, st, why, k = self.detok(tok), StopText(job.stop), "length", 0
-            for t in (gen := generate(m, job.ids, job.max_new, lambda lg: seen.append(lg) or smp(lg), (tok.eos,))):
+            def draw(lg):
+                seen[:] = [seen[0] + 1, lg]
+                return smp(lg)
+            for t in (gen := generate(m, job.ids, job.max_new, draw, (tok.eos,))):
                 if job.cancelled.is_set(): gen.close(); return
                 out, hit, k = *st.feed(d.add(t)), k + 1
-                job.emit(("delta", c, out, None if job.logprobs is None else self.logprobs(seen[-1], t, job.logprobs)))
+                job.emit(("delta", c, out, None if job.logprobs is None else self.logprobs(seen[1], t, job.logprobs)))
                 if hit: why = "stop"; gen.close(); break
             else:
                 if st.held: job.emit(("delta", c, st.held, None))
-                if len(seen) > k: why = "stop"  # the last token drawn was EOS, which is not said
+                if seen[0] > k: why = "stop"  # the last token drawn was EOS, which is not said
             job.emit(("done", c, why)); made += k
         job.emit(("end", {"prompt_tokens": len(job.ids), "completion_tokens": made, "total_tokens": len(job.ids) + made,
-                          "prompt_tokens_details": {"cached_tokens": min(cached, len(job.ids) - 1)}}))
+                          "prompt_tokens_details": {"cached_tokens": cached}}))
 
 # %% ../../nbs/09c_serve.ipynb #20701ea0
 def _choice(job:Job, i:int, text:str, lps:list, why) -> dict:
