@@ -1,5 +1,6 @@
 "The benchmark's smoke test: `python -m bench --quick` on a few workloads, with whichever peers are installed."
 import json, os, re, subprocess, sys
+from importlib.util import find_spec
 from pathlib import Path
 import pytest
 
@@ -29,3 +30,16 @@ def test_quick_bench_on_avx2_code(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     assert "tinybook's kernels: 8 float lanes, -march=x86-64-v3, OPENBLAS_CORETYPE=Haswell, ATEN_CPU_CAPABILITY=avx2, MKL_ENABLE_INSTRUCTIONS=AVX2, ONEDNN_MAX_CPU_ISA=AVX2" in r.stdout, r.stdout
     assert re.search(r"^matmul\s+N=64\s+\d", r.stdout, re.M), r.stdout
+
+def test_quick_llm_bench(tmp_path):
+    "`python -m bench.llm --quick`: a tiny random Llama written by the bench, tinybook's tokens/s and kernels, and each peer's or why it has none."
+    cmd = [sys.executable, "-m", "bench.llm", "--quick", "--json", tmp_path / "r.json"]
+    r = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "BENCH_MODELS": str(tmp_path)}, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads((tmp_path / "r.json").read_text())
+    tb, notes = res["results"]["tiny-Q4_0"]["tinybook"], "\n".join(res["notes"])
+    assert len(tb["tg"]) == len(tb["pp"]) == 1 and min(tb["tg"] + tb["pp"]) > 0 and tb["kernels"] > 0 and (tmp_path / "tiny-Q4_0.gguf").exists()
+    assert re.search(r"^tiny-Q4_0\s+tg8\s+[\d.]+ ±", r.stdout, re.M) and re.search(r"^tiny-Q4_0\s+pp16\s+[\d.]+ ±", r.stdout, re.M), r.stdout
+    for peer, module in (("llama.cpp", "llama_cpp"), ("tinygrad", "tinygrad")):
+        if find_spec(module): assert peer in res["results"]["tiny-Q4_0"], notes  # installed: it ran, with a ratio in the table
+        else: assert f"{peer} on tiny-Q4_0: " in notes

@@ -149,6 +149,7 @@ def vectorizable(ast:UOp) -> str|None:
         if u.op in (Ops.LOAD, Ops.STORE) and d.itemsize != 4 and d not in NARROW + (dtypes.bfloat16, dtypes.float16):
             return f"no 32-bit lanes: it moves {d}"
         if u.op is Ops.CAST and {d, u.src[0].dtype} & set(NARROW) and all(x in NARROW or x.itemsize == 4 for x in (d, u.src[0].dtype)): continue
+        if u.op is Ops.BITCAST and d in NARROW and u.src[0].dtype in NARROW and d.itemsize == u.src[0].dtype.itemsize: continue  # Q8_0's int8
         if u.op is Ops.CAST and {d, u.src[0].dtype} in ({dtypes.bfloat16, dtypes.float32}, {dtypes.float16, dtypes.float32}): continue  # fewer bits
         if u.op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST, Ops.REDUCE} and (u.op not in VEC_OPS | {Ops.REDUCE} or
                                                                          u.dtype.itemsize != 4 and u.dtype is not dtypes.bool):

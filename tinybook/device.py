@@ -8,15 +8,16 @@ import os, json, math, time, ctypes, base64, pickle, shutil, hashlib, argparse, 
 from pathlib import Path
 from typing import Callable, NamedTuple
 from .tensor import Tensor, UOp, Ops, GroupOp, dtypes, backends, buffer_makers, device_checks, _dev, getenv, f32_to_bf16, bf16_to_f32
+from .tensor import capturing
 from .schedule import kernel_name, schedule_uops, run_schedule, run_kernel, kept_outputs
 from .codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, run_linear, plain_linear
 from .renderer import Renderer, CRenderer
 from .nn.state import replacing
 
 # %% auto #0
-__all__ = ['Device', 'POOL_BYTES', 'POOL_MIN', 'compiled_kernels', 'kernel_runners', 'capturing', 'commands', 'cache_dir',
-           'host_lanes', 'Allocator', 'Compiler', 'CompiledDevice', 'GlobalCounters', 'kernel_ops', 'kernel_reads',
-           'kernel_mem', 'count', 'host_empty', 'host_array', 'host_value', 'from_host', 'DeviceMemory', 'device_empty',
+__all__ = ['Device', 'POOL_BYTES', 'POOL_MIN', 'compiled_kernels', 'kernel_runners', 'commands', 'cache_dir', 'host_lanes',
+           'Allocator', 'Compiler', 'CompiledDevice', 'GlobalCounters', 'kernel_ops', 'kernel_reads', 'kernel_mem',
+           'count', 'host_empty', 'host_array', 'host_value', 'from_host', 'DeviceMemory', 'device_empty',
            'CompiledKernel', 'launchable', 'kernel_key', 'search_opts', 'beam_on', 'run_kernel_on', 'run_backend',
            'PythonRenderer', 'PythonProgram', 'PythonDevice', 'check_device', 'main']
 
@@ -248,7 +249,6 @@ def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
             if i in images: dev.allocator.free(m)
     count(dev.name, p.name, ast, bufs, tm, p.src)
 kernel_runners: dict[str, Callable] = {}  # device kind -> how a kernel writing a buffer there runs, whoever realizes it (DISK, below)
-capturing: list[Callable] = []  # 08's TinyJit, while it captures a call: each is told every schedule run (items, root buffers, runner)
 def run_backend(run) -> Callable:
     "A backend: schedule the roots and run each kernel with `run(ast, bufs)`, or with its output device's own runner if it has one."
     def compute(roots:list[UOp]) -> list:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import os, gc, json, time, ctypes, weakref, functools, numpy as np
 from pathlib import Path
 from typing import Callable
-from .tensor import Tensor, UOp, Ops, Buffer, Sym, to_dtype, patch_to, getenv, cast_np, rng_hooks, var_bounds
+from .tensor import Tensor, UOp, Ops, Buffer, Sym, to_dtype, patch_to, getenv, cast_np, rng_hooks, capturing, var_bounds
 from .schedule import kernel_name, in_place, kept_outputs
 from .runtime import cpu
-from .device import Device, CompiledKernel, device_empty, capturing, GlobalCounters, kernel_ops, kernel_mem, host_array, host_empty
+from .device import Device, CompiledKernel, device_empty, GlobalCounters, kernel_ops, kernel_mem, host_array, host_empty
 from .device import compiled_kernels, kernel_key
 import tinybook.nn  # noqa: F401, Tensor.assign
 from .nn.state import replacing

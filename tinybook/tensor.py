@@ -11,10 +11,11 @@ from functools import cached_property
 
 # %% auto #0
 __all__ = ['promo_lattice', 'var_bounds', 'backends', 'device_checks', 'unsupported_dtypes', 'ALIASES', 'exec_rules',
-           'buffer_makers', 'writers', 'THREEFRY_ROT', 'rng_hooks', 'DType', 'dtypes', 'to_dtype', 'least_upper_dtype',
-           'least_upper_float', 'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32', 'cast_np', 'patch_to', 'Ops', 'GroupOp',
-           'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker', 'sym_bounds', 'Sym', 'argfix', 'Tensor',
-           'getenv', 'Context', 'interpret', 'is_dtype_supported', 'compute', 'arange_args', 'threefry2x32']
+           'buffer_makers', 'writers', 'THREEFRY_ROT', 'rng_hooks', 'capturing', 'DType', 'dtypes', 'to_dtype',
+           'least_upper_dtype', 'least_upper_float', 'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32', 'cast_np',
+           'patch_to', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker',
+           'sym_bounds', 'Sym', 'argfix', 'Tensor', 'getenv', 'Context', 'interpret', 'is_dtype_supported', 'compute',
+           'arange_args', 'threefry2x32']
 
 # %% ../nbs/00_tensor.ipynb #fb7e92a6
 @dataclass(frozen=True, eq=False)
@@ -700,6 +701,7 @@ def _uniform01(n:int, dtype:DType) -> np.ndarray:
 
 # %% ../nbs/00_tensor.ipynb #3e3f60c4
 rng_hooks: list = []  # each is told (tensor, make) for every random tensor: 08's TinyJit calls `make()` again on each replay
+capturing: list = []  # 08's TinyJit, while it captures a call: each is told every schedule 05's backends run (items, root buffers, runner)
 def _drawn(make, device, dtype, requires_grad) -> Tensor:
     "A tensor of the numbers `make()` draws now (advancing the counter), told to `rng_hooks`."
     t = Tensor(make(), device, dtype, requires_grad)

@@ -134,13 +134,13 @@ ASCII_VOCAB = {"tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": [chr(c)
                "tokenizer.ggml.scores": [0.0] * 96, "tokenizer.ggml.add_bos_token": False, "tokenizer.ggml.add_space_prefix": False,
                "tokenizer.ggml.eos_token_id": 93}  # a SentencePiece vocabulary of single characters ('▁' is the space); '~' ends a text
 def random_llama(path:str, dim:int=64, layers:int=2, heads:int=4, kv:int=2, hidden:int=128, t:int=8, vocab:dict=ASCII_VOCAB, ctx:int=2048,
-                 seed:int=0) -> None:
-    "Write a Llama GGUF with random matrices in ggml type `t` (Q8_0 8, Q4_0 2 or F32 0), unit norms, a tied output and the `vocab` metadata."
+                 seed:int=0, tied:bool=True) -> None:
+    "Write a Llama GGUF: random matrices in ggml type `t` (Q8_0 8, Q4_0 2 or F32 0), unit norms, an output tied to the embedding unless not `tied`."
     r, n = np.random.default_rng(seed), len(vocab["tokenizer.ggml.tokens"])
     def w(rows:int, cols:int):
         a = r.standard_normal((rows, cols), np.float32) / np.float32(np.sqrt(cols))
         return a if t == 0 else (t, (rows, cols), quantize(a, t))
-    ts = {"token_embd.weight": w(n, dim), "output_norm.weight": np.ones(dim, np.float32)}
+    ts = {"token_embd.weight": w(n, dim), "output_norm.weight": np.ones(dim, np.float32)} | ({} if tied else {"output.weight": w(n, dim)})
     for i in range(layers):
         ts |= {f"blk.{i}.{k}.weight": np.ones(dim, np.float32) for k in ("attn_norm", "ffn_norm")}
         ts |= {f"blk.{i}.attn_{k}.weight": w(m * (dim // heads), dim) for k, m in (("q", heads), ("k", kv), ("v", kv))}
