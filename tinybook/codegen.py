@@ -75,11 +75,15 @@ def sdiv(a, c:int) -> UOp:
     if mult and 0 <= vbounds(rest)[0] and vbounds(rest)[1] < c:
         return functools.reduce(sadd, [sint(t.arg // c) if t.op is Ops.CONST else smul(t.src[0], t.src[1].arg // c) for t in mult])
     if qr := _divmod(a, c): return sadd(qr[0], sdiv(qr[1], c))  # floor((q*c + r) / c) = q + floor(r / c)
-    ks = {math.gcd(t.arg if t.op is Ops.CONST else t.src[1].arg if t.op is Ops.MUL and t.src[1].op is Ops.CONST else 1, c) for t in _terms(a)}
-    for g in sorted(ks - {1}, reverse=True):  # (g*q + r) / (g*c') = q / c' when 0 <= r < g
-        if (m := _split(a, g))[0] and 0 <= vbounds(m[1])[0] and vbounds(m[1])[1] < g:
-            return sdiv(functools.reduce(sadd, [sint(t.arg // g) if t.op is Ops.CONST else smul(t.src[0], t.src[1].arg // g) for t in m[0]]), c // g)
+    if gqr := _gcd_split(a, c): return sdiv(gqr[1], c // gqr[0])  # (g*q + r) / (g*c') = q / c'
     return UOp(Ops.IDIV, dtypes.int32, (a, sint(c)))
+def _gcd_split(a:UOp, c:int) -> tuple[int, UOp, UOp]|None:
+    "`a` as g*q + r with g > 1 a common factor of `c` and some terms' coefficients and 0 <= r < g (the largest such g), or None."
+    ks = {math.gcd(t.arg if t.op is Ops.CONST else t.src[1].arg if t.op is Ops.MUL and t.src[1].op is Ops.CONST else 1, c) for t in _terms(a)}
+    for g in sorted(ks - {1}, reverse=True):
+        if (m := _split(a, g))[0] and 0 <= vbounds(m[1])[0] and vbounds(m[1])[1] < g:
+            return g, functools.reduce(sadd, [sint(t.arg // g) if t.op is Ops.CONST else smul(t.src[0], t.src[1].arg // g) for t in m[0]]), m[1]
+    return None
 def smod(a, c:int) -> UOp:
     a = sint(a); (lo, hi), (mult, rest) = vbounds(a), _split(sint(a), c)
     if c == 1: return sint(0)
@@ -87,6 +91,7 @@ def smod(a, c:int) -> UOp:
     if 0 <= lo and hi < c: return a
     if mult and vbounds(rest)[0] >= 0: return smod(rest, c)
     if qr := _divmod(a, c): return smod(qr[1], c)
+    if (gqr := _gcd_split(a, c)) and vbounds(gqr[1])[0] >= 0: return sadd(smul(smod(gqr[1], c // gqr[0]), gqr[0]), gqr[2])  # g*(q % c') + r
     return UOp(Ops.MOD, dtypes.int32, (a, sint(c)))
 def slt(a, b) -> UOp:
     "`a < b` as a bool expression (a constant when the bounds decide)."
@@ -149,7 +154,7 @@ def vectorizable(ast:UOp) -> str|None:
         if u.op in (Ops.LOAD, Ops.STORE) and d.itemsize != 4 and d not in NARROW + (dtypes.bfloat16, dtypes.float16):
             return f"no 32-bit lanes: it moves {d}"
         if u.op is Ops.CAST and {d, u.src[0].dtype} & set(NARROW) and all(x in NARROW or x.itemsize == 4 for x in (d, u.src[0].dtype)): continue
-        if u.op is Ops.BITCAST and d in NARROW and u.src[0].dtype in NARROW and d.itemsize == u.src[0].dtype.itemsize: continue  # Q8_0's int8
+        if u.op is Ops.BITCAST and {d, u.src[0].dtype} <= {*NARROW, dtypes.float16} and d.itemsize == u.src[0].dtype.itemsize: continue  # GGUF blocks
         if u.op is Ops.CAST and {d, u.src[0].dtype} in ({dtypes.bfloat16, dtypes.float32}, {dtypes.float16, dtypes.float32}): continue  # fewer bits
         if u.op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST, Ops.REDUCE} and (u.op not in VEC_OPS | {Ops.REDUCE} or
                                                                          u.dtype.itemsize != 4 and u.dtype is not dtypes.bool):

@@ -138,12 +138,8 @@ def _bits(x:Tensor, n:int, w:int, axis:int) -> Tensor:
     "`x` shifted right by 0, `w`, ..., `(n-1)·w` bits along axis `axis` (of size 1 in `x`): its `w`-bit fields side by side."
     return x >> (Tensor.arange(n, device=x.device) * w).cast(dtypes.uint32).reshape([n if i == axis else 1 for i in range(x.ndim)])  # index math
 def _f16(raw:Tensor, a:int) -> Tensor:
-    "The float16 at bytes `a`, `a+1` of each block as float32, decoded with 32-bit integer ops: (blocks, 1)."
-    h = _u(raw, a) | _u(raw, a + 1) << 8
-    e, m, sign = h >> 10 & 31, h & 1023, h >> 15
-    bits = (sign << 31 | (e == 31).where(255, e + 112) << 23 | m << 13).bitcast(dtypes.float32)  # inf and NaN keep exponent 255
-    sub = m.float() * 2.0 ** -24  # exponent 0: zero and the subnormals
-    return (e == 0).where((sign == 1).where(-sub, sub), bits)
+    "The float16 at bytes `a`, `a+1` of each block as float32: (blocks, 1)."
+    return (_u(raw, a) | _u(raw, a + 1) << 8).cast(dtypes.uint16).bitcast(dtypes.float16).float()
 def _nib(q:Tensor) -> Tensor: return (q & 15).cat(q >> 4, dim=1)  # (blocks, n) bytes -> (blocks, 2n): low nibbles first
 def _q5(raw:Tensor, a:int) -> Tensor:
     "Q5_0/Q5_1's 32 five-bit values: nibbles from byte `a + 4` on, fifth bits from the 32-bit `qh` at byte `a`."

@@ -175,8 +175,10 @@ class CLDevice(CompiledDevice):
         if os.getenv("CL_LANES") is None and (int(os.getenv("IMAGE", "0")) or not self.dev.type & self.cl.device_type.CPU): return 0
         return host_lanes("CL_LANES")
     def opts(self, ast:UOp) -> list:  # without cl_khr_fp16 a half is a float in registers: no half lanes (04a's vectors of 16-bit halves)
-        half = not self.renderer.fp16 and any(u.dtype is dtypes.float16 for u in ast.toposort)
-        return hand_coded_opts(Kernel(ast), n) if (n := self.lanes()) and not half else workgroup_opts(ast)
+        if not (n := self.lanes()): return workgroup_opts(ast)
+        opts = hand_coded_opts(Kernel(ast), n)  # a half the same in every lane is a scalar: a GGUF block's scale
+        half = not self.renderer.fp16 and any(u.dtype is dtypes.float16 for u in lane_values(Kernel(ast, opts).linearize())[1])
+        return workgroup_opts(ast) if half else opts
     def graph(self, calls:list, mem:list):
         "A function queueing the launch of every (kernel, slots) of `calls` on the memory `mem` holds, without waiting, in order (08's batches)."
         return lambda: [k.prog.kernel(self.queue, k.size, k.local, *[mem[s] for s in slots]) for k, slots in calls]
