@@ -9,7 +9,7 @@ SHAPES = {"small": dict(dim=512, layers=8, heads=8, kv=8, hidden=1408),  # 58.5 
 TYPES = {"Q8_0": 8, "Q4_0": 2}
 MODELS = [f"{s}-{t}" for s in ("small", "medium") for t in TYPES] + ["gemma3-270m"]
 DIR = Path(os.getenv("BENCH_MODELS", Path.home() / ".cache" / "tinybook-bench"))
-IMPLS = ("tinybook", "llama.cpp", "tinygrad")
+IMPLS = ("tinybook", "tinybook q8", "llama.cpp", "tinygrad")  # q8: activations rounded to Q8_0 for Q8_0 weights, as llama.cpp
 
 def bpe_vocab(n:int) -> dict:
     "A byte-level BPE vocabulary of `n` tokens as llama.cpp's `gpt2` model reads it: the 256 bytes, pairs of bytes merged, begin and end of text."
@@ -34,12 +34,12 @@ def gguf_file(name:str) -> Path:
         tmp.rename(path)
     return path
 
-def _tinybook(path:str, pp:int, tg:int, reps:int) -> dict:
-    "09d's `bench` (llama-bench's method), the kernels of one decode step, and the bytes of weights it reads."
+def _tinybook(path:str, pp:int, tg:int, reps:int, q8:bool=False) -> dict:
+    "09d's `bench` (llama-bench's method), the kernels of one decode step, and the bytes of weights it reads; `q8`: 09's int8 dot products."
     from tinybook.device import GlobalCounters
     from tinybook.llm.bench import bench, weights
     from tinybook.llm.model import Transformer
-    model = Transformer.from_gguf(path, max_ctx=max(pp, tg) + 1)[0]
+    model = Transformer.from_gguf(path, max_ctx=max(pp, tg) + 1, q8=q8)[0]
     res = bench(model, pp, tg, reps)
     GlobalCounters.reset(); model.feed([1], tg).numpy()
     return res | {"kernels": GlobalCounters.kernel_count, "bytes": weights(model)[1]}
@@ -90,18 +90,20 @@ def run(impl:str, name:str, pp:int, tg:int, reps:int, timeout:int) -> dict:
     return rows[-1] if r.returncode == 0 and rows else {"error": (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1][:200]}
 
 def table(res:dict, pp:int, tg:int) -> str:
-    "A line per model and test: tokens/s of each implementation (mean ± sd) and tinybook's over each peer's."
+    "A line per model and test: tokens/s of each implementation (mean ± sd) and tinybook q8's over each peer's."
     ms = lambda v: f"{statistics.mean(v):7.1f} ± {statistics.stdev(v) if len(v) > 1 else 0:5.1f}"
-    head = f"{'model':<14} {'test':<6} {'tinybook t/s':>16} {'kern':>5} {'MB/tok':>7}" + "".join(f" {p + ' t/s':>16} {'ratio':>6}" for p in IMPLS[1:])
+    head = f"{'model':<14} {'test':<6} {'tinybook t/s':>16} {'kern':>5} {'MB/tok':>7} {'tinybook q8 t/s':>16}" + \
+        "".join(f" {p + ' t/s':>16} {'ratio':>6}" for p in IMPLS[2:])
     out = [head, "-" * len(head)]
     for name, by in res.items():
-        tb = by.get("tinybook", {})
+        tb, q8 = by.get("tinybook", {}), by.get("tinybook q8", {})
         for k, n in (("tg", tg), ("pp", pp)):
             kern, mb = (tb.get("kernels", "-"), f"{tb['bytes'] / 1e6:.1f}" if "bytes" in tb else "-") if k == "tg" else ("", "")
-            cells = [f"{name:<14} {k + str(n):<6} {ms(tb[k]) if k in tb else 'failed':>16} {kern:>5} {mb:>7}"]
-            for p in IMPLS[1:]:
+            got = [ms(r[k]) if k in r else "failed" for r in (tb, q8)]
+            cells = [f"{name:<14} {k + str(n):<6} {got[0]:>16} {kern:>5} {mb:>7} {got[1]:>16}"]
+            for p in IMPLS[2:]:
                 v = by.get(p, {}).get(k)
-                cells.append(f" {ms(v) if v else 'n/a':>16} {f'{statistics.mean(tb[k]) / statistics.mean(v):.2f}x' if v and k in tb else '-':>6}")
+                cells.append(f" {ms(v) if v else 'n/a':>16} {f'{statistics.mean(q8[k]) / statistics.mean(v):.2f}x' if v and k in q8 else '-':>6}")
             out.append("".join(cells))
     return "\n".join(out)
 
@@ -115,11 +117,12 @@ def main():
     a = ap.parse_args()
     if a.child:
         impl, path, pp, tg, reps = a.child
-        print(json.dumps({"tinybook": _tinybook, "llama.cpp": _llama_cpp, "tinygrad": _tinygrad}[impl](path, int(pp), int(tg), int(reps))))
+        run_impl = {"tinybook": _tinybook, "tinybook q8": lambda *a: _tinybook(*a, q8=True), "llama.cpp": _llama_cpp, "tinygrad": _tinygrad}[impl]
+        print(json.dumps(run_impl(path, int(pp), int(tg), int(reps))))
         return
     from . import report
     if bad := set(a.models) - set(MODELS): ap.error(f"unknown model {' '.join(bad)}; pick from {MODELS}")
-    models, (pp, tg, reps) = (["tiny-Q4_0"], (16, 8, 1)) if a.quick else (a.models or MODELS, (a.p, a.n, a.r))
+    models, (pp, tg, reps) = (["tiny-Q8_0"], (16, 8, 1)) if a.quick else (a.models or MODELS, (a.p, a.n, a.r))
     start, res, notes = report.cpu_times(), {}, []
     for name in models:
         for impl in IMPLS:
@@ -128,7 +131,7 @@ def main():
             else: res.setdefault(name, {})[impl] = r
     m = report.machine({}, start)
     print(f"tinybook bench.llm  {m['date']}  tinybook {m['tinybook']}", f"CPU: {m['cpu']}, {m['cores']} cores, {m['others']:.0f} % busy with "
-          f"other work during the run", f"vectors: {m['vectors']}", "tokens/s, mean ± sd of the runs after a warm-up; ratio = tinybook t/s / "
+          f"other work during the run", f"vectors: {m['vectors']}", "tokens/s, mean ± sd of the runs after a warm-up; ratio = tinybook q8 t/s / "
           "peer t/s (>1: tinybook is faster)", "", table(res, pp, tg), sep="\n")
     if notes: print("\nnotes:", *(f"- {n}" for n in notes), sep="\n")
     if a.json: Path(a.json).write_text(json.dumps(dict(machine=m, pp=pp, tg=tg, results=res, notes=notes), indent=1))

@@ -37,9 +37,11 @@ def test_quick_llm_bench(tmp_path):
     r = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "BENCH_MODELS": str(tmp_path)}, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     res = json.loads((tmp_path / "r.json").read_text())
-    tb, notes = res["results"]["tiny-Q4_0"]["tinybook"], "\n".join(res["notes"])
-    assert len(tb["tg"]) == len(tb["pp"]) == 1 and min(tb["tg"] + tb["pp"]) > 0 and tb["kernels"] > 0 and (tmp_path / "tiny-Q4_0.gguf").exists()
-    assert re.search(r"^tiny-Q4_0\s+tg8\s+[\d.]+ ±", r.stdout, re.M) and re.search(r"^tiny-Q4_0\s+pp16\s+[\d.]+ ±", r.stdout, re.M), r.stdout
+    notes = "\n".join(res["notes"])
+    for tb in (res["results"]["tiny-Q8_0"]["tinybook"], res["results"]["tiny-Q8_0"]["tinybook q8"]):  # exact, and with int8 dot products
+        assert len(tb["tg"]) == len(tb["pp"]) == 1 and min(tb["tg"] + tb["pp"]) > 0 and tb["kernels"] > 0
+    assert (tmp_path / "tiny-Q8_0.gguf").exists()
+    assert re.search(r"^tiny-Q8_0\s+tg8\s+[\d.]+ ±", r.stdout, re.M) and re.search(r"^tiny-Q8_0\s+pp16\s+[\d.]+ ±", r.stdout, re.M), r.stdout
     for peer, module in (("llama.cpp", "llama_cpp"), ("tinygrad", "tinygrad")):
-        if find_spec(module): assert peer in res["results"]["tiny-Q4_0"], notes  # installed: it ran, with a ratio in the table
-        else: assert f"{peer} on tiny-Q4_0: " in notes
+        if find_spec(module): assert peer in res["results"]["tiny-Q8_0"], notes  # installed: it ran, with a ratio in the table
+        else: assert f"{peer} on tiny-Q8_0: " in notes

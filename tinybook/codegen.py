@@ -11,9 +11,10 @@ from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_r
 # %% auto #0
 __all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'NARROW', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint',
            'srange', 'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
-           'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'int8_dot', 'carried', 'Kernel', 'is_lane',
-           'is_index', 'fold_index', 'collapse_gather', 'stop_loops', 'plain_linear', 'eval_index', 'run_linear',
-           'hand_coded_opts', 'opt_actions', 'lane_base', 'interval', 'indexes', 'gathers', 'lane_opts', 'decompose']
+           'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'i8_load', 'int8_dot', 'carried', 'Kernel',
+           'is_lane', 'is_index', 'fold_index', 'collapse_gather', 'stop_loops', 'plain_linear', 'eval_index',
+           'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base', 'interval', 'indexes', 'gathers', 'lane_opts',
+           'decompose']
 
 # %% ../nbs/04_codegen.ipynb #20209e49
 def sint(v) -> UOp: return v if isinstance(v, UOp) else UOp(Ops.CONST, dtypes.int32, (), int(v))
@@ -160,11 +161,16 @@ def vectorizable(ast:UOp) -> str|None:
                                                                          u.dtype.itemsize != 4 and u.dtype is not dtypes.bool):
             return f"no 32-bit lanes: it has {u.op} on {u.dtype}"
     return None
+def i8_load(s:UOp) -> UOp|None:
+    "The load whose int8 values `s` widens: `s` a CAST of an int8 LOAD, or of a uint8 LOAD bitcast to int8 (a GGUF block's bytes); else None."
+    x = s.src[0] if s.op is Ops.CAST and s.src[0].dtype is dtypes.int8 else None
+    if x is not None and x.op is Ops.BITCAST and x.src[0].dtype is dtypes.uint8: x = x.src[0]
+    return x if x is not None and x.op is Ops.LOAD else None
 def int8_dot(ast:UOp) -> bool:
     "Is `ast` a sum in int32 of products of two int8 loads (`(a.cast(int32) * b.cast(int32)).sum()`), which 04a maps to the host's dot instruction?"
     red = next((u for u in ast.toposort if u.op is Ops.REDUCE), None)
     return red is not None and red.arg[0] is Ops.ADD and red.dtype is dtypes.int32 and (m := red.src[0]).op is Ops.MUL and \
-        all(s.op is Ops.CAST and s.src[0].op is Ops.LOAD and s.src[0].dtype is dtypes.int8 for s in m.src)
+        all(i8_load(s) is not None for s in m.src)
 def carried(ast:UOp) -> bool:
     "Can the lanes of the reduce inside `ast`'s reduce be the outer one's: a sum of sums, and between them only products by outer values and casts?"
     reds = [u for u in ast.toposort if u.op is Ops.REDUCE]

@@ -16,7 +16,7 @@ import tinybook.nn  # noqa: F401, Tensor.assign
 from .nn.state import replacing
 
 # %% auto #0
-__all__ = ['BARRIER', 'JIT_FORMAT', 'JitError', 'Variable', 'batch_src', 'CapturedJit', 'TinyJit', 'load_jit']
+__all__ = ['BARRIER', 'BATCH_OPS', 'JIT_FORMAT', 'JitError', 'Variable', 'batch_src', 'CapturedJit', 'TinyJit', 'load_jit']
 
 # %% ../nbs/08_jit.ipynb #0672bc26
 class JitError(Exception): "A function TinyJit cannot capture faithfully, or a call that does not match its capture."
@@ -232,7 +232,9 @@ def _kernel_call(si, dev:str) -> tuple|None:
     if d.host_memory and (not isinstance(p.prog, cpu.CPUProgram) or any(b.dtype.name == "bfloat16" for b in si.bufs)):
         return None  # PYTHON's kernels, and bfloat16 on the CPU (the batch's C reads it as its 16 bits)
     lib = p.prog.lib if d.host_memory else d.compiler.compile(p.src)  # on a GPU, the binary from the disk cache
-    return lib, dict(name=p.name, size=list(p.size), local=p.local and list(p.local), threads=max(1, min(p.threads, p.size[0])))
+    threads = (2 if kernel_ops(si.ast) >= BATCH_OPS else 1) if d.host_memory else p.threads
+    return lib, dict(name=p.name, size=list(p.size), local=p.local and list(p.local), threads=max(1, min(threads, p.size[0])))
+BATCH_OPS = 1 << 15  # a CPU batch's kernels split between its 2 threads from this many ops: they wait spinning, not asleep as 05a's pool does
 def _steps(items:list, sid:dict) -> tuple[list, list, list]:
     "The captured kernels as steps (a run of batchable kernels on one device is one batch), the libraries, and the kernels run alone."
     steps, libs, kernels = [], [], []

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import math
 from .tensor import UOp, Ops, GroupOp, DType, dtypes
-from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base, interval, NARROW
+from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base, interval, NARROW, i8_load
 
 # %% auto #0
 __all__ = ['c_types', 'C_INCLUDES', 'C_F16', 'C_BF16', 'HALF', 'C_VBF16', 'C_FREESTANDING', 'c_const', 'c_alu', 'c_index',
@@ -126,13 +126,13 @@ def vector_alu(op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:
 def dot_i8_args(u:UOp, lane:UOp) -> list[tuple[UOp, UOp]]|None:
     "For a `REDUCE` adding products of two int8 vector loads, 4 vectors a trip (04's `int8_dot`), each operand's (first load, its base), else None."
     vals, n = [v for v in u.src if v.op is not Ops.RANGE], lane.arg[1]
-    ok = lambda s: s.op is Ops.CAST and s.src[0].op is Ops.LOAD and s.src[0].dtype is dtypes.int8 and len(s.src[0].src) == 2
+    ok = lambda s: (ld := i8_load(s)) is not None and len(ld.src) == 2
     if u.arg is not Ops.ADD or u.dtype is not dtypes.int32 or len(vals) != 4: return None
     if not all(v.op is Ops.MUL and all(map(ok, v.src)) for v in vals): return None
-    base = [[lane_base(s.src[0].src[1], lane) for s in v.src] for v in vals]  # 4 vectors in a row in each operand
+    base = [[lane_base(i8_load(s).src[1], lane) for s in v.src] for v in vals]  # 4 vectors in a row in each operand
     if any(b is None for bs in base for b in bs) or any(base[k][j] is not sadd(base[0][j], sint(k * n)) for k in range(4) for j in range(2)):
         return None
-    return [(s.src[0], b) for s, b in zip(vals[0].src, base[0])]
+    return [(i8_load(s), b) for s, b in zip(vals[0].src, base[0])]
 def c_dot_i8(n:int) -> str:
     "C for `dot_i8(acc, a, b)`: `acc` plus the products of 4n int8 pairs, in n int32 lanes; VNNI or AVX2 where the target has them, else vectors."
     isa = {16: [("__AVX512VNNI__", "_mm512", "__m512i", "si512")], 8: [("__AVX512VNNI__) && defined(__AVX512VL__", "_mm256", "__m256i", "si256"),
@@ -149,7 +149,7 @@ def c_dot_i8(n:int) -> str:
            f"acc += widen_int8(x) * widen_int8(y); }}\n  return acc;\n")  # `c_widen8`'s, emitted before it
     body = f"{vnni}{avx2}#else\n{gen}#endif\n" if vnni or avx2 else gen
     return ("#if defined(__x86_64__)\n#include <immintrin.h>\n#endif\n" * bool(vnni or avx2) +
-            f"static inline vint32_t dot_i8(vint32_t acc, const int8_t *a, const int8_t *b) {{\n{body}}}\n")
+            f"static inline vint32_t dot_i8(vint32_t acc, const void *pa, const void *pb) {{\n  const int8_t *a = pa, *b = pb;\n{body}}}\n")
 def c_widen8(n:int, ds:set) -> str:
     "C for `widen_int8`/`widen_uint8` (of `ds`): n bytes to n int32 lanes in one instruction where the target has it, else a doubling at a time."
     isa = {16: ("__AVX512F__", "__m128i t; __builtin_memcpy(&t, &x, 16); return (vint32_t)_mm512_cvtep{s}8_epi32(t);"),

@@ -11,7 +11,7 @@ import tinybook.ops, tinybook.schedule, tinybook.device  # noqa: F401, E401 (the
 
 # %% auto #0
 __all__ = ['VALUE_FMT', 'GGML_TYPES', 'GGML_OTHER', 'NATIVE', 'DEQUANT', 'SUB', 'GGUFError', 'GGUFTensor', 'gguf_read',
-           'gguf_write', 'quantize', 'gguf_tensors', 'dequantize', 'qlinear', 'gguf_load']
+           'gguf_write', 'quantize', 'gguf_tensors', 'dequantize', 'q8_blocks', 'qlinear', 'gguf_load']
 
 # %% ../../nbs/09_llm.ipynb #c8b80667
 VALUE_FMT = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}  # 8: string, 9: array
@@ -189,10 +189,21 @@ def dequantize(raw:Tensor, t:int, shape:tuple) -> Tensor:
     return DEQUANT[t](raw).reshape(shape)
 
 # %% ../../nbs/09_llm.ipynb #8e4cd292
-def qlinear(x:Tensor, raw:Tensor, t:int, shape:tuple) -> Tensor:
+def q8_blocks(x:Tensor) -> tuple[Tensor, Tensor]:
+    "`x`'s last axis in Q8_0 blocks, rounded as `quantize` does: the int8 values (..., k/32, 32) and the float16 scales, as float32 (..., k/32, 1)."
+    b = x.reshape(*x.shape[:-1], x.shape[-1] // 32, 32)
+    d = b.abs().max(-1, keepdim=True) / 127
+    s = b * (d == 0).where(0, 1 / d)
+    q = (a := s.abs()).floor() + (2 * (a - a.floor())).floor()  # round half away from zero, as C's roundf
+    return (s < 0).where(-q, q).cast(dtypes.int8).contiguous(), d.cast(dtypes.float16).float().contiguous()
+def qlinear(x:Tensor, raw:Tensor, t:int, shape:tuple, q8:bool=False) -> Tensor:
     "`x @ w.T` for the (out, in) `shape` weight `w` of ggml type `t` held as `raw` (see `dequantize`), dequantized in the product's kernel."
     if t in NATIVE: return x @ raw.reshape(shape).cast(x.dtype).T
     (n, k), blk, sub = shape, GGML_TYPES[t][1], SUB[t]  # (blocks, sub-blocks, elements): each scale's broadcast is innermost
+    if q8 and t == 8:  # llama.cpp's product: x in Q8_0 blocks too, a block's products summed in int32, then scaled
+        (xq, dx), w = q8_blocks(x), raw[:, 2:].bitcast(dtypes.int8).reshape(n, k // 32, 32)
+        dots = (w.cast(dtypes.int32) * xq.unsqueeze(-3).cast(dtypes.int32)).sum(-1).float()
+        return (dots * (_f16(raw, 0).reshape(n, k // 32) * dx.squeeze(-1).unsqueeze(-2))).sum(-1)
     return (x.reshape(*x.shape[:-1], 1, k // blk, blk // sub, sub) * dequantize(raw, t, (n, k // blk, blk // sub, sub))).sum((-3, -2, -1))
 
 # %% ../../nbs/09_llm.ipynb #feeeec21

@@ -46,9 +46,9 @@ class Config:
 
 # %% ../../nbs/09b_model.ipynb #fc223e37
 class Linear:
-    "`x @ w.T` for a GGUF weight kept as its bytes `raw` of ggml type `t` and (out, in) `shape`."
-    def __init__(self, raw:Tensor, t:int, shape:tuple): self.raw, self.t, self.shape = raw, t, shape
-    def __call__(self, x:Tensor) -> Tensor: return qlinear(x, self.raw, self.t, self.shape)
+    "`x @ w.T` for a GGUF weight kept as its bytes `raw` of ggml type `t` and (out, in) `shape` (`q8`: see 09's `qlinear`)."
+    def __init__(self, raw:Tensor, t:int, shape:tuple, q8:bool=False): self.raw, self.t, self.shape, self.q8 = raw, t, shape, q8
+    def __call__(self, x:Tensor) -> Tensor: return qlinear(x, self.raw, self.t, self.shape, self.q8)
     def rows(self, ids:Tensor) -> Tensor:
         "The rows `ids` (an embedding lookup): only their bytes are read and dequantized."
         if self.t in NATIVE: return self.raw.reshape(self.shape)[ids].float()
@@ -58,14 +58,14 @@ class Linear:
 # %% ../../nbs/09b_model.ipynb #a14d2e2f
 class Transformer:
     "A Llama, Qwen3 or Gemma 3 model from GGUF tensors `ts` (name -> (bytes, GGUFTensor)), with a KV cache of `max_ctx` positions on `device`."
-    def __init__(self, cfg:Config, ts:dict, max_ctx:int, device:str|None=None):
+    def __init__(self, cfg:Config, ts:dict, max_ctx:int, device:str|None=None, q8:bool=False):
         def w(name:str, need:bool=True):
             if name not in ts:
                 if need: raise ValueError(f"the model has no tensor {name!r}")
                 return None
             raw, t = ts[name]
             if t.type in NATIVE and len(t.shape) == 1: return raw.to(device).float().realize()  # a norm's weight
-            return Linear(raw.to(device).realize(), t.type, t.shape)
+            return Linear(raw.to(device).realize(), t.type, t.shape, q8)
         self.cfg, self.max_ctx, self.device, self.embed, self.norm = cfg, max_ctx, device, w("token_embd.weight"), w("output_norm.weight")
         self.out = w("output.weight", False) or self.embed  # tied
         names = ["attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"]
@@ -77,10 +77,10 @@ class Transformer:
         f = ts["rope_freqs.weight"][0].numpy() if "rope_freqs.weight" in ts else 1  # Llama 3.x: each frequency divided by its factor
         self.rope = {b: [t.realize() for t in Tensor.rope_freqs(cfg.head_dim, max_ctx, b, device, f)] for b in bases}
     @classmethod
-    def from_gguf(cls, path:str, max_ctx:int=4096, device:str|None=None) -> tuple[Transformer, dict]:
+    def from_gguf(cls, path:str, max_ctx:int=4096, device:str|None=None, q8:bool=False) -> tuple[Transformer, dict]:
         "The model in the GGUF file at `path` (its bytes moved to `device`), with a cache of `max_ctx` positions at most, and the file's metadata."
         meta, ts = gguf_tensors(path); cfg = Config.from_meta(meta)
-        return cls(cfg, ts, min(max_ctx, cfg.ctx), device), meta
+        return cls(cfg, ts, min(max_ctx, cfg.ctx), device, q8), meta
 
 # %% ../../nbs/09b_model.ipynb #3f732bb1
 @patch_to(Transformer)
@@ -228,6 +228,7 @@ def model_args(c, sampling:bool=True, default:str|None=None) -> None:
     "Add the arguments `tinybook llm` commands share to parser `c`: the model (`default` makes it optional), the cache's size, sampling."
     c.add_argument("model", nargs="?" if default else None, default=default, help=f"a GGUF file or one of {', '.join(MODELS)}")
     c.add_argument("--ctx", type=int, default=2048, help="the KV cache's positions (at most the model's context)")
+    c.add_argument("--q8", action="store_true", help="Q8_0 weights times activations rounded to Q8_0, as llama.cpp does: faster, not exact")
     for k, t, v in (("max-tokens", int, 256), ("temperature", float, 0.0), ("top-k", int, 0), ("top-p", float, 1.0), ("min-p", float, 0.0),
                     ("seed", int, None)) * sampling: c.add_argument(f"--{k}", type=t, default=v)
     if sampling: c.add_argument("--stop", action="append", default=[], help="a stop string (repeatable)")
@@ -236,7 +237,7 @@ def load_model(a):
     from tinybook.llm.tokenizer import Tokenizer
     try: path = model_path(a.model)
     except (ValueError, RuntimeError) as e: raise SystemExit(f"tinybook llm: {e}") from None
-    return Tokenizer.from_gguf(path), Transformer.from_gguf(path, a.ctx)[0]
+    return Tokenizer.from_gguf(path), Transformer.from_gguf(path, a.ctx, q8=a.q8)[0]
 def _run(a, chat:bool) -> None:
     tok, model = load_model(a)
     run = lambda ids: "".join(print(t, end="", flush=True) or t for t in generate_text(
