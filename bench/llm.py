@@ -130,10 +130,11 @@ def main():
             if "error" in (r := run(impl, name, pp, tg, reps, 300 if a.quick else 1800)): notes.append(f"{impl} on {name}: {r['error']}")
             else: res.setdefault(name, {})[impl] = r
     m = report.machine({}, start)
-    print(f"tinybook bench.llm  {m['date']}  tinybook {m['tinybook']}", f"CPU: {m['cpu']}, {m['cores']} cores, {m['others']:.0f} % busy with "
-          f"other work during the run", f"vectors: {m['vectors']}", "tokens/s, mean ± sd of the runs after a warm-up; ratio = tinybook q8 t/s / "
-          "peer t/s (>1: tinybook is faster)", "", table(res, pp, tg), sep="\n")
-    if notes: print("\nnotes:", *(f"- {n}" for n in notes), sep="\n")
-    if a.json: Path(a.json).write_text(json.dumps(dict(machine=m, pp=pp, tg=tg, results=res, notes=notes), indent=1))
+    out = "\n".join([f"tinybook bench.llm  {m['date']}  tinybook {m['tinybook']}", f"CPU: {m['cpu']}, {m['cores']} cores, {m['others']:.0f} % busy "
+                     f"with other work during the run", f"vectors: {m['vectors']}", "tokens/s, mean ± sd of the runs after a warm-up; ratio = "
+                     "tinybook q8 t/s / peer t/s (>1: tinybook is faster)", "", table(res, pp, tg)] +
+                    ["", "notes:", *(f"- {n}" for n in notes)] * bool(notes))
+    print(out)
+    if a.json: Path(a.json).write_text(json.dumps(dict(machine=m, pp=pp, tg=tg, results=res, notes=notes, report=out), indent=1))
 
 if __name__ == "__main__": main()
