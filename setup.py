@@ -11,6 +11,7 @@ setup(
     packages=find_packages(include=['tinybook', 'tinybook.*']), python_requires='>=' + c['min_python'],
     install_requires=c['requirements'].split(), extras_require={'dev': c['dev_requirements'].split(), 'cl': c['cl_requirements'].split(), 'cuda': c['cuda_requirements'].split(),
                                                                   'webgpu': c['webgpu_requirements'].split(), 'bench': c['bench_requirements'].split(),
-                                                                  'llm': c['llm_requirements'].split(), 'model': c['model_requirements'].split()},
+                                                                  'llm': c['llm_requirements'].split(), 'model': c['model_requirements'].split(),
+                                                                  'onnx': c['onnx_requirements'].split()},
     entry_points={'nbdev': ['tinybook=tinybook._modidx:d'], 'console_scripts': ['tinybook=tinybook.device:main']},
     classifiers=['License :: OSI Approved :: MIT License', 'Programming Language :: Python :: 3'])

@@ -364,11 +364,12 @@ def linearize(self, supported:set|None=None) -> list[UOp]:
     used = {u.arg[0]: u for u in sink.toposort if u.op is Ops.RANGE}  # a gather's range is gone, a stopped one has its end
     # lanes: innermost of their kind; a tile, then an inner reduce's loops, last
     nest = [used[loops[a].arg[0]] for t in "glvGwrti" for a in self.axes(t) if a in loops and loops[a].arg[0] in used]
-    deps, post = {}, {}
+    deps, post, after, depth = {}, {}, {}, lambda rs: max((nest.index(r) for r in rs), default=-1)
     for u in sink.toposort:
         deps[u] = {u} if u.op is Ops.RANGE else set().union(*(deps[s] for s in u.src)) - (set(u.src) if u.op is Ops.REDUCE else set())
         post[u] = any(s.op is Ops.REDUCE or post[s] for s in u.src)  # it waits for a reduce's loops to end
-    depth = lambda rs: max((nest.index(r) for r in rs), default=-1)
+        rs = [nest.index(s) for s in u.src if s.op is Ops.RANGE] if u.op is Ops.REDUCE else []  # a reduce's result exists inside loop min(rs)-1
+        after[u] = max([min(rs) - 1 if rs else -1] + [after[s] for s in u.src])  # so what uses it goes no further out
     at = {}  # (depth, after the loops inside it?) -> its nodes: a reduce's update where its values and loops are, a value where its loops are
     for u in (u for u in sink.toposort if u.op not in (Ops.SINK, Ops.PARAM) and not is_index(u)):
         k = depth(deps[u] | {s for s in u.src if s.op is Ops.RANGE}) if u.op is Ops.REDUCE else depth(deps[u])
@@ -376,7 +377,7 @@ def linearize(self, supported:set|None=None) -> list[UOp]:
             rs = [nest.index(s) for s in u.src if s.op is Ops.RANGE]
             at.setdefault((min(rs) - 1, False) if rs else (k, post[u]), []).append(
                 UOp(Ops.DEFINE_ACC, u.dtype, (u,), 0 if u.arg is Ops.ADD else dtypes.min(u.dtype)))
-        at.setdefault((k, post[u] or u.op is Ops.STORE), []).append(u)
+        at.setdefault((k if u.op is Ops.REDUCE else max(k, after[u]), post[u] or u.op is Ops.STORE), []).append(u)
     def emit(k:int) -> list[UOp]:  # inside loop k: what needs no inner loop, the loop inside with its nodes, what waits for it
         inside = [nest[k + 1], *emit(k + 1), UOp(Ops.ENDRANGE, src=(nest[k + 1],))] if k + 1 < len(nest) else []
         return at.get((k, False), []) + inside + at.get((k, True), [])
