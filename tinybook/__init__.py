@@ -7,3 +7,5 @@ import tinybook.nn.state, tinybook.nn.optim  # noqa: E401
 from tinybook.jit import TinyJit, Variable  # noqa: F401
 import tinybook.llm.gguf, tinybook.llm.model, tinybook.llm.serve, tinybook.llm.bench  # noqa: F401, E401, 09: GGUF, models, `tinybook llm serve, bench` ([llm] extra: tokenizers, server)
 from tinybook.device import Device, GlobalCounters  # noqa: F401
+from importlib.util import find_spec
+if find_spec("onnx"): import tinybook.onnx  # noqa: F401, E401, 10: the ONNX runner and `tinybook onnx run` (the [onnx] extra)
