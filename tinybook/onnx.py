@@ -12,8 +12,8 @@ from .tensor import Tensor, dtypes
 from .device import commands
 
 # %% auto #0
-__all__ = ['DTYPES', 'OPS', 'UNARY', 'BINARY', 'ACTS', 'REDUCE', 'OnnxError', 'op', 'ints', 'opt', 'OnnxRunner', 'BackendRep',
-           'Backend', 'node_tests']
+__all__ = ['DTYPES', 'OPS', 'UNARY', 'BINARY', 'ACTS', 'REDUCE', 'WINDOWS', 'OnnxError', 'op', 'ints', 'opt', 'OnnxRunner',
+           'BackendRep', 'Backend', 'node_tests']
 
 # %% ../nbs/10_onnx.ipynb #571c6fd8
 class OnnxError(ValueError): "A model tinybook cannot run, or inputs that do not fit it; the message names the node, op or input."
@@ -126,6 +126,7 @@ ACTS = {"Elu": lambda x, a: x.elu(a.get("alpha", 1.0)), "LeakyRelu": lambda x, a
         "Selu": lambda x, a: x.elu(a.get("alpha", 1.67326319217681884765625)) * a.get("gamma", 1.05070102214813232421875),
         "Celu": lambda x, a: x.maximum(0) + ((x / a.get("alpha", 1.0)).exp() - 1).minimum(0) * a.get("alpha", 1.0),
         "HardSigmoid": lambda x, a: (x * a.get("alpha", 0.2) + a.get("beta", 0.5)).clip(0, 1),
+        "Swish": lambda x, a: x * (x * a.get("alpha", 1.0)).sigmoid(),
         "ThresholdedRelu": lambda x, a: (x > a.get("alpha", 1.0)).where(x, 0),
         "Shrink": lambda x, a: (x < -a.get("lambd", 0.5)).where(x + a.get("bias", 0.0), (x > a.get("lambd", 0.5)).where(x - a.get("bias", 0.0), 0)),
         "Gelu": lambda x, a: x.gelu() if a.get("approximate", "none") == "tanh" else x * 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())}
@@ -352,10 +353,19 @@ def _pad(i, a, v):
     return x.pad([per.get(d, (0, 0)) for d in range(x.ndim)], mode, val)
 @op("Dropout")
 def _dropout(i, a, v):
-    if opt(i, 2) is not None and bool(i[2].numpy()): raise OnnxError("Dropout: training_mode=True is not supported (inference only)")
+    ratio = float(i[1].numpy()) if opt(i, 1) is not None else a.get("ratio", 0.5)
+    if opt(i, 2) is not None and bool(i[2].numpy()) and ratio:
+        raise OnnxError("Dropout: training_mode=True is not supported (inference only; a ratio of 0 drops nothing)")
     return [i[0], Tensor.ones(*i[0].shape, dtype=dtypes.bool, device=i[0].device)]  # nothing dropped
 @op("Trilu")
 def _trilu(i, a, v): k = ints(opt(i, 1), [0])[0]; return i[0].triu(k) if a.get("upper", 1) else i[0].tril(k)
+WINDOWS = {"HannWindow": (0.5, 0.5, 0.0), "HammingWindow": (25 / 46, 21 / 46, 0.0), "BlackmanWindow": (0.42, 0.5, 0.08)}
+@op(*WINDOWS)
+def _window(i, a, v):
+    "a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N): N is the size (periodic) or one less (symmetric)."
+    (a0, a1, a2), n = WINDOWS[a["_op"]], int(i[0].numpy())
+    x = Tensor.arange(n, device=i[0].device).float() * (2 * math.pi / (n - 1 + a.get("periodic", 1)))
+    return (a0 - a1 * x.cos() + a2 * (2 * x).cos()).cast(DTYPES[a.get("output_datatype", 1)])
 @op("EyeLike")
 def _eyelike(i, a, v):
     (n, m), dev = i[0].shape, i[0].device
@@ -376,7 +386,8 @@ def _d2s(i, a, v):
 @op("SpaceToDepth")
 def _s2d(i, a, v):
     (n, c, h, w), b = i[0].shape, a["blocksize"]
-    return i[0].reshape(n, c, h // b, b, w // b, b).permute(0, 3, 5, 1, 2, 4).reshape(n, c * b * b, h // b, w // b)
+    perm = (0, 1, 3, 5, 2, 4) if a.get("mode", "DCR") == "CRD" else (0, 3, 5, 1, 2, 4)  # a channel's blocks together (CRD) or apart
+    return i[0].reshape(n, c, h // b, b, w // b, b).permute(*perm).reshape(n, c * b * b, h // b, w // b)
 
 # %% ../nbs/10_onnx.ipynb #1c9a0764
 def _pads(a:dict, x:Tensor, k:list[int], strides:list[int], dil:list[int]) -> list[tuple[int, int]]:
@@ -458,7 +469,8 @@ def _lrn(i, a, v): return i[0].local_response_norm(a["size"], a.get("alpha", 1e-
 @op("LpNormalization")
 def _lpnorm(i, a, v):
     ax, p = a.get("axis", -1), a.get("p", 2)
-    return i[0] / (i[0].abs().sum(ax, keepdim=True) if p == 1 else i[0].square().sum(ax, keepdim=True).sqrt())
+    n = i[0].abs().sum(ax, keepdim=True) if p == 1 else i[0].square().sum(ax, keepdim=True).sqrt()
+    return (n == 0).where(0, i[0] / n)  # a zero vector stays zero
 @op("MeanVarianceNormalization")
 def _mvn(i, a, v):
     ax = tuple(a.get("axes", [0, 2, 3]))
@@ -504,7 +516,7 @@ def _resize_matrix(n_in:int, n_out:int, s:float, a:dict, roi:tuple|None) -> tupl
 @op("Resize", "Upsample")
 def _resize(i, a, v):
     x, n = i[0], i[0].ndim
-    if a["_op"] == "Upsample" or v < 11: a = {"coordinate_transformation_mode": "asymmetric", **a}  # opset 10's and Upsample's rule
+    if a["_op"] == "Upsample" or v < 11: a = {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor", **a}  # their rules
     if a["_op"] == "Upsample": scales, sizes, roi = (i[1].numpy().tolist() if v >= 9 else a["scales"]), None, None
     else:
         roi = opt(i, 1).numpy().tolist() if v >= 11 and opt(i, 1) is not None and opt(i, 1).numel() else None

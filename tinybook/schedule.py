@@ -237,7 +237,9 @@ def schedule_uops(roots:list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, Buffer
     "The kernels, with buffers, that compute `roots`, and the buffer each root ends up in."
     kernels = cached_schedule(roots)
     bufs = memory_plan(kernels, roots)
-    items = [ScheduleItem(k.ast, [bufs[u] for u in k.outs] + [i.arg if i.op is Ops.BUFFER else bufs[i] for i in k.ins]) for k in kernels]
+    for u in (u for k in kernels for u in k.outs if not bufs[u].size): bufs[u].data = np.empty(0, u.dtype.np)  # empty: no kernel
+    items = [ScheduleItem(k.ast, [bufs[u] for u in k.outs] + [i.arg if i.op is Ops.BUFFER else bufs[i] for i in k.ins]) for k in kernels
+             if any(bufs[u].size for u in k.outs)]
     if getenv("DEBUG") >= 3: print_schedule(items)
     return items, {r: r.arg if r.op is Ops.BUFFER else bufs[r] for r in roots}
 @patch_to(Tensor)
