@@ -35,7 +35,7 @@ def host_lanes(var:str="CPU_LANES") -> int:
     return int(v)
 class Allocator:
     "Device memory as numpy arrays on the host (devices with memory of their own override all four)."
-    def alloc(self, nbytes:int, image_width:int|None=None): return np.empty(nbytes, np.uint8)  # image_width: an image (05b)
+    def alloc(self, nbytes:int): return np.empty(nbytes, np.uint8)
     def free(self, buf): pass
     def copyin(self, buf, src:np.ndarray): buf[:] = src.view(np.uint8).reshape(-1)
     def copyout(self, dest:np.ndarray, buf): dest.view(np.uint8).reshape(-1)[:] = buf
@@ -61,15 +61,16 @@ class CompiledDevice:
         return np.dtype(np.uint16) if d is dtypes.bfloat16 else np.dtype(d.np)
     def lanes(self) -> int: return 0  # 32-bit values in a vector of its kernels (05a: the CPU's SIMD width)
     def missing(self) -> str|None: return None  # why it cannot compute as it should here (05a: CPU without a C compiler)
-    def images(self, ast:UOp, bufs:list) -> tuple: return ()  # (param, width) of the inputs read as images (05b: CL with IMAGE=1)
+    def images(self, ast:UOp, bufs:list) -> tuple: return ()  # (param, width, pixels, itemsize) of the inputs read as images (05b: IMAGE=1)
+    def image(self, mem, im:tuple): raise NotImplementedError  # the memory `mem` as the image `im` describes: a copy on the device (05b)
     def render(self, name:str, lin:list[UOp], images:dict) -> str: return self.renderer.render(name, lin)
     def opts(self, ast:UOp) -> list: return hand_coded_opts(Kernel(ast), self.lanes())  # 05b: CL adds workgroups
     def kernel(self, ast:UOp, opts:list, images:tuple=()) -> CompiledKernel:
         "Kernel `ast` with `opts` applied, rendered and compiled (`images`: the inputs it reads as images)."
         k, name = Kernel(ast, opts), kernel_name(ast)
         lin = k.linearize(self.renderer.lane_supported if k.lane_axis() is not None else self.renderer.supported)  # no vector libm
-        src = self.render(name, lin, dict(images))
-        return CompiledKernel(name, src, self.runtime(name, self.compiler.compile(src)), *self.renderer.launch(lin))
+        src = self.render(name, lin, {im[0]: im[1] for im in images})
+        return CompiledKernel(name, src, self.runtime(name, self.compiler.compile(src)), *self.renderer.launch(lin), images=images)
     def beam(self, ast:UOp, bufs:list, width:int) -> list: return beam_on(self, ast, bufs, width)  # opts `BEAM` finds (05a: the CPU's own)
     def graph(self, calls:list, mem:list) -> Callable:
         "A function running every (compiled kernel, its buffers' slots) of `calls` on the memory `mem` holds: one launch at a time (08: batches)."
@@ -169,21 +170,23 @@ class DeviceMemory:
 def device_empty(dev:CompiledDevice, b) -> DeviceMemory:
     "New memory on `dev` for a value of buffer `b`."
     return DeviceMemory(dev, dev.allocator.alloc(max(b.size * np.dtype(dev.host_dtype(b.dtype)).itemsize, 1)), b.size, b.dtype)
-def _device_mem(dev:CompiledDevice, b, image_width:int|None=None):
-    "Memory on `dev` holding buffer `b`'s value: where it lives, or a copy of its host value (kept on `b`, unless it is an image)."
-    if b.dev_mem is not None and b.dev_mem.dev is dev and image_width is None: return b.dev_mem.mem
+def _device_mem(dev:CompiledDevice, b):
+    "Memory on `dev` holding buffer `b`'s value: where it lives, or a copy of its host value (kept on `b`)."
+    if b.dev_mem is not None and b.dev_mem.dev is dev: return b.dev_mem.mem
     h = host_array(b, False, dev.host_dtype(b.dtype))
-    m = dev.allocator.alloc(max(h.nbytes, 1), image_width); dev.allocator.copyin(m, h); GlobalCounters.host_to_device += h.nbytes
-    if image_width is None: b.dev_mem = DeviceMemory(dev, m, b.size, b.dtype)
+    m = dev.allocator.alloc(max(h.nbytes, 1)); dev.allocator.copyin(m, h); GlobalCounters.host_to_device += h.nbytes
+    b.dev_mem = DeviceMemory(dev, m, b.size, b.dtype)
     return m
 class CompiledKernel(NamedTuple):
-    "A kernel ready to run: its name, source and program, global size (the CPU: its outermost loop's trips), local size, and CPU threads."
+    "A kernel ready to run: its name, source and program, global size (the CPU: its outermost loop's trips), local size, CPU threads, and "
+    "the inputs it reads as images (`CompiledDevice.images`)."
     name: str
     src: str
     prog: Callable
     size: tuple
     local: tuple|None = None
     threads: int = 1
+    images: tuple = ()
     def __call__(self, *mems) -> float:
         "Run it on device memory `mems` (outputs first); returns the seconds it took."
         return self.prog(*mems, global_size=self.size, **({"local_size": self.local} if self.local else {}),
@@ -229,7 +232,7 @@ def beam_on(dev:CompiledDevice, ast:UOp, bufs:list, width:int) -> list:
                        dev.renderer.has_local and not dev.lanes(), dev.lanes(), check=check)  # workgroups or vector lanes, not both
 def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
     "Compile kernel `ast` for `dev` (once) and run it on `bufs`, counting it in `GlobalCounters`: the one kernel runner of every device."
-    key = kernel_key(dev, ast, bufs); images, nout = dict(key[3]), len(ast.src)
+    key = kernel_key(dev, ast, bufs); images, nout = {im[0]: im for im in key[3]}, len(ast.src)
     if key not in compiled_kernels:
         opts = dev.beam(ast, bufs, width) if (width := getenv("BEAM")) and not images else dev.opts(ast)
         compiled_kernels[key] = dev.kernel(ast, opts, key[3])
@@ -240,7 +243,7 @@ def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
             if a is not b.data: from_host(b, a)  # an in-place write into a converted copy (bfloat16) is converted back
     else:
         outs = [None if k else device_empty(dev, b) for b, k in zip(bufs, kept)]
-        ins = [_device_mem(dev, b, images.get(i)) for i, b in enumerate(bufs) if i >= nout]
+        ins = [dev.image(m, images[i]) if i in images else m for i, m in enumerate((_device_mem(dev, b) for b in bufs[nout:]), nout)]
         tm = p(*[_device_mem(dev, b) if o is None else o.mem for b, o in zip(bufs, outs)], *ins)
         for b, o in zip(bufs, outs):  # the value is on the device now; the host's is gone
             if o is None: b._data = None; b.dev_mem.writes += 1
@@ -292,7 +295,7 @@ Device.register("PYTHON", PythonDevice)
 
 # %% ../nbs/05_backends.ipynb #8add0f64
 class _NullAllocator(Allocator):
-    def alloc(self, nbytes:int, image_width:int|None=None): return np.zeros(nbytes, np.uint8)
+    def alloc(self, nbytes:int): return np.zeros(nbytes, np.uint8)
 def _null_program(name:str, lib:bytes): return lambda *bufs, global_size: 0.0
 Device.register("NULL", lambda: CompiledDevice("NULL", _NullAllocator(), CRenderer(), Compiler("null"), _null_program))
 

@@ -48,8 +48,9 @@ def realize(self, *lst:Tensor) -> Tensor:
     return self
 @patch_to(Tensor)
 def numpy(self) -> np.ndarray:
-    if capturing: raise JitError("numpy(), item() or tolist() inside a TinyJit capture: the value read now would be frozen into every replay; "
-                                 "return the tensor from the jitted function and read it outside")
+    if capturing and not getattr(self, "jit_constant", False):
+        raise JitError("numpy(), item() or tolist() inside a TinyJit capture: the value read now would be frozen into every replay; "
+                       "return the tensor from the jitted function and read it outside")
     return _numpy(self)
 @patch_to(Tensor)
 def assign(self, x) -> Tensor:
@@ -130,7 +131,7 @@ class _Batch:
         if dev.host_memory: self.fresh = [s for s in used if s not in fixed]  # pointed at every call; intermediates only batches write never move
         for s in used: self.mem[s] = (bufs[s].data if s in fixed else None) if dev.host_memory else dev.allocator.alloc(self.nbytes(s))
         kernel = lambda c: CompiledKernel(c["name"], "", dev.runtime(c["name"], libs[c["lib"]]), tuple(c["size"]), c["local"] and tuple(c["local"]),
-                                          c["threads"])
+                                          c["threads"], tuple(map(tuple, c.get("images", ()))))
         calls = [(kernel(c), c["slots"]) for c in st["calls"]]
         self.launch = dev.graph(calls, self.mem, *([libs[st["lib"]]] if "lib" in st else []))
     def nbytes(self, s:int) -> int: return max(1, self.bufs[s].size * np.dtype(self.dev.host_dtype(self.bufs[s].dtype)).itemsize)
@@ -228,12 +229,12 @@ def _kernel_call(si, dev:str) -> tuple|None:
     "How a batch runs kernel `si`: (its library, the call: name, outer loop size, threads), or None when it cannot (it then runs on its own)."
     if os.getenv("JIT") == "2" or dev not in Device.made or (p := compiled_kernels.get(key := kernel_key(d := Device[dev], si.ast, si.bufs))) is None:
         return None
-    if key[3]: return None  # it reads images, which each run makes anew
     if d.host_memory and (not isinstance(p.prog, cpu.CPUProgram) or any(b.dtype.name == "bfloat16" for b in si.bufs)):
         return None  # PYTHON's kernels, and bfloat16 on the CPU (the batch's C reads it as its 16 bits)
     lib = p.prog.lib if d.host_memory else d.compiler.compile(p.src)  # on a GPU, the binary from the disk cache
     threads = (2 if kernel_ops(si.ast) >= BATCH_OPS else 1) if d.host_memory else p.threads
-    return lib, dict(name=p.name, size=list(p.size), local=p.local and list(p.local), threads=max(1, min(threads, p.size[0])))
+    return lib, dict(name=p.name, size=list(p.size), local=p.local and list(p.local), threads=max(1, min(threads, p.size[0])),
+                     images=[list(im) for im in key[3]])
 BATCH_OPS = 1 << 15  # a CPU batch's kernels split between its 2 threads from this many ops: they wait spinning, not asleep as 05a's pool does
 def _steps(items:list, sid:dict) -> tuple[list, list, list]:
     "The captured kernels as steps (a run of batchable kernels on one device is one batch), the libraries, and the kernels run alone."
@@ -377,7 +378,7 @@ def save(self, path:str|Path) -> None:
         raise JitError("cannot save: a result's size is a Variable's (a Sym), which a saved program cannot read: return a fixed-size tensor")
     if (k := next((st for st in self.spec["steps"] if st["kind"] == "kernel"), None)) is not None:
         raise JitError(f"cannot save: kernel {kernel_name(self.kernels[k['kernel']][1])} runs on its own, outside a batch "
-                       "(on PYTHON, DISK, CL images or with JIT=2)")
+                       "(on PYTHON, DISK or with JIT=2)")
     arrs = {f"lib{i}": np.frombuffer(lib.read_bytes() if isinstance(lib, Path) else lib, np.uint8) for i, lib in enumerate(self.libs)}
     arrs.update({f"const{s}": self.bufs[s].data for s, (k, *_) in enumerate(self.spec["slots"]) if k in ("const", "kept")})
     arrs.update({f"state{i}": _buf(t).data for i, t in enumerate(self.state)})

@@ -4,16 +4,17 @@
 
 # %% ../nbs/10_onnx.ipynb #7a5d884d
 from __future__ import annotations
-import math, functools, unittest, numpy as np
+import os, math, functools, unittest, numpy as np
 from typing import Callable
 import onnx, onnx.backend.base
 from onnx import helper, numpy_helper
-from .tensor import Tensor, dtypes
-from .device import commands
+from .tensor import Tensor, dtypes, getenv
+from .device import commands, compiled_kernels, kernel_name
+from .jit import TinyJit, CapturedJit, JitError, load_jit
 
 # %% auto #0
 __all__ = ['DTYPES', 'OPS', 'UNARY', 'BINARY', 'ACTS', 'REDUCE', 'WINDOWS', 'OnnxError', 'op', 'ints', 'opt', 'OnnxRunner',
-           'BackendRep', 'Backend', 'node_tests']
+           'BackendRep', 'Backend', 'node_tests', 'random_inputs', 'compile_onnx', 'run_program']
 
 # %% ../nbs/10_onnx.ipynb #571c6fd8
 class OnnxError(ValueError): "A model tinybook cannot run, or inputs that do not fit it; the message names the node, op or input."
@@ -51,7 +52,16 @@ def _run_nodes(nodes:list, vals:dict, opset:int) -> None:
         try: out = OPS[n.op_type]([vals[k] if k else None for k in n.input], a, opset)
         except OnnxError as e: raise OnnxError(f"node {n.name or n.output[0]!r}: {e}") from None
         except Exception as e: raise OnnxError(f"{n.op_type} (node {n.name or n.output[0]!r}): {type(e).__name__}: {e}") from e
-        vals.update({k: o for k, o in zip(n.output, out if isinstance(out, (list, tuple)) else [out]) if k})
+        out = out if isinstance(out, (list, tuple)) else [out]
+        if n.op_type in ("Shape", "Size") or all(getattr(vals[k], "jit_constant", False) for k in n.input if k):  # made of constants only:
+            for o in out:  # the same on every call, so a TinyJit capture may read it (08) as a shape, an axis or a branch's condition
+                if isinstance(o, Tensor): o.jit_constant = True
+        vals.update({k: o for k, o in zip(n.output, out) if k})
+def _half(a:dict) -> dict:
+    "A node's attributes with float32 made float16 (`FLOAT16=1`): tensor values (Constant's, ConstantOfShape's) and Cast's target."
+    a = {k: v.astype(np.float16) if isinstance(v, np.ndarray) and v.dtype == np.float32 else v for k, v in a.items()}
+    if a["_op"] == "Constant" and (k := next((k for k in a if k.startswith("value_float")), None)): a["value"] = np.asarray(a.pop(k), np.float16)
+    return a | {"to": 10} if a["_op"] == "Cast" and a.get("to") == 1 else a
 def _subgraph(g, a:dict, inputs:list, opset:int) -> list[Tensor]:
     "Run graph attribute `g` (a branch or a body) with `inputs` bound to its inputs; it sees the caller's names (`a['_scope']`)."
     vals = {**a["_scope"], **{t.name: Tensor(numpy_helper.to_array(t).copy()) for t in g.initializer}, **{x.name: t for x, t in zip(g.input, inputs)}}
@@ -89,9 +99,12 @@ class OnnxRunner:
         g, self.device = self.model.graph, device
         self.opset = next((o.version for o in self.model.opset_import if o.domain in ("", "ai.onnx")), 1)
         if bad := _unsupported(g): raise OnnxError(f"unsupported op{'s' * (len(bad) > 1)}: {', '.join(bad)}")
-        self.consts = {t.name: Tensor(numpy_helper.to_array(t).copy(), device=device) for t in g.initializer}
+        self.float16 = bool(getenv("FLOAT16"))  # float32 weights, constants and values as float16 (sums still accumulate in float32)
+        half = lambda x: x.astype(np.float16) if self.float16 and x.dtype == np.float32 else x.copy()
+        self.consts = {t.name: Tensor(half(numpy_helper.to_array(t)), device=device) for t in g.initializer}
+        for t in self.consts.values(): t.jit_constant = True
         self.inputs = {i.name: i.type.tensor_type for i in g.input if i.name not in self.consts}
-        self.nodes = [(n, _attrs(n)) for n in g.node]
+        self.nodes = [(n, _half(_attrs(n)) if self.float16 else _attrs(n)) for n in g.node]
     def check(self, name:str, x:Tensor, dims:dict) -> None:
         "Raise OnnxError unless input `x` has `name`'s dtype and shape (a named dimension takes one size across the inputs, kept in `dims`)."
         tt = self.inputs[name]
@@ -108,8 +121,10 @@ class OnnxRunner:
         for name, x in inputs.items():
             vals[name] = x if isinstance(x, Tensor) else Tensor(np.asarray(x), device=self.device)
             self.check(name, vals[name], dims)
+            if self.float16 and vals[name].dtype is dtypes.float32: vals[name] = vals[name].half()
         _run_nodes(self.nodes, vals, self.opset)
-        return {o.name: vals[o.name] for o in self.model.graph.output}
+        outs = [(o.name, vals[o.name], DTYPES.get(o.type.tensor_type.elem_type)) for o in self.model.graph.output]
+        return {n: t.cast(d) if self.float16 and d is not None else t for n, t, d in outs}  # FLOAT16=1: back to the declared types
 
 # %% ../nbs/10_onnx.ipynb #d4cea3c7
 UNARY = {"Abs": Tensor.abs, "Neg": Tensor.neg, "Exp": Tensor.exp, "Log": Tensor.log, "Sqrt": Tensor.sqrt, "Reciprocal": Tensor.reciprocal,
@@ -702,12 +717,48 @@ def node_tests(backend) -> tuple[list[str], list[str]]:
     bad = {t.id().split(".")[-1] for t, _ in res.failures + res.errors + res.skipped if hasattr(t, "id")}
     return names, [n for n in names if n not in bad]
 
+# %% ../nbs/10_onnx.ipynb #a7309003
+def random_inputs(r:OnnxRunner, seed:int=0) -> dict[str, np.ndarray]:
+    "Inputs of the shapes and types `r`'s graph declares (a named or unknown size is 1), floats drawn at random, the rest zeros (as compile3 does)."
+    rng, out = np.random.default_rng(seed), {}
+    for name, tt in r.inputs.items():
+        shape, d = [s.dim_value or 1 for s in tt.shape.dim], DTYPES[tt.elem_type]
+        out[name] = rng.standard_normal(shape).astype(d.np) if dtypes.is_float(d) else np.zeros(shape, d.np)
+    return out
+def compile_onnx(model, inputs:dict|None=None) -> tuple[CapturedJit, dict]:
+    "openpilot's build step: `model` run under TinyJit three times on `inputs` (default `random_inputs`). Returns the captured program and its "
+    "gate counts: kernel launches, and image reads (`img_ld` calls, each one `read_imagef`, in the kernels' sources; tinygrad counts `read_image`)."
+    r = OnnxRunner(model); jit, x = TinyJit(lambda x: r(x)), random_inputs(r) if inputs is None else inputs
+    for _ in range(3): jit({k: Tensor(v) for k, v in x.items()})
+    cj = jit.captured
+    names = [c["name"] for st in cj.spec["steps"] if st["kind"] == "batch" for c in st["calls"]] + [kernel_name(ast) for _, ast in cj.kernels]
+    src = {k.name: k.src for k in compiled_kernels.values()}
+    return cj, {"kernels": len(names), "image_reads": sum(src.get(n, "").count("img_ld(data") for n in names)}
+def run_program(path:str, inputs:dict) -> dict[str, np.ndarray]:
+    "Run a program `compile_onnx` captured and `CapturedJit.save` wrote on `inputs` (name -> array): no model, no onnx, no compiling."
+    cj = load_jit(path); names = [i[0].split("'")[1] for i in cj.spec["inputs"]]  # captured as the dict argument's entries: "0['name']"
+    if missing := [n for n in names if n not in inputs]: raise OnnxError(f"missing input{'s' * (len(missing) > 1)}: {', '.join(missing)}")
+    if extra := [n for n in inputs if n not in names]: raise OnnxError(f"unknown input {extra[0]!r}; the program takes {names}")
+    return {k: t.numpy() for k, t in cj(*[Tensor(np.asarray(inputs[n]), device=i[3]) for n, i in zip(names, cj.spec["inputs"])]).items()}
+
 # %% ../nbs/10_onnx.ipynb #9f69c86d
 def _onnx_args(c) -> None:
-    r = c.add_subparsers(dest="onnx", required=True).add_parser("run", help="run a model on inputs from .npy files")
-    r.add_argument("model", help="an .onnx file"); r.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    sub = c.add_subparsers(dest="onnx", required=True)
+    r = sub.add_parser("run", help="run a model, or a program `tinybook onnx compile` saved, on inputs from .npy files")
+    r.add_argument("model", help="an .onnx file or a compiled .npz"); r.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     r.add_argument("--check", action="store_true", help="compare every output with onnxruntime's (the [dev] extra has it)")
     r.add_argument("--save", metavar="DIR", help="write each output as DIR/NAME.npy")
+    k = sub.add_parser("compile", help="capture a model with TinyJit on random inputs and save the program (openpilot's flow)")
+    k.add_argument("model", help="an .onnx file"); k.add_argument("out", help="the program's .npz")
+    k.add_argument("--max-kernels", type=int, help="fail if the program launches more kernels"); k.add_argument("--max-image-reads", type=int,
+                   help="fail if its kernels' sources read images more often")
+def _onnx_compile(a) -> None:
+    try: cj, st = compile_onnx(a.model); cj.save(a.out)
+    except (OnnxError, JitError, OSError) as e: raise SystemExit(f"tinybook onnx compile: {e}") from None
+    env = " ".join(f"{k}={os.environ[k]}" for k in ("DEV", "IMAGE", "FLOAT16", "IMAGE_PITCH_ALIGNMENT", "IMAGE_PITCH") if k in os.environ)
+    print(f"{a.model}: {st['kernels']} kernels, {st['image_reads']} image reads ({env or 'no settings'}) -> {a.out}")
+    if over := [f"{k} {st[k]} > {m}" for k, m in (("kernels", a.max_kernels), ("image_reads", a.max_image_reads)) if m is not None and st[k] > m]:
+        raise SystemExit(f"tinybook onnx compile: over the gate: {', '.join(over)}")
 def _onnx_run(a) -> None:
     inputs = {}
     for s in a.input:
@@ -715,8 +766,9 @@ def _onnx_run(a) -> None:
         if not eq: raise SystemExit(f"tinybook onnx run: --input {s!r}: expected NAME=FILE.npy")
         try: inputs[name] = np.load(path)
         except (OSError, ValueError) as e: raise SystemExit(f"tinybook onnx run: --input {s!r}: {e}") from None
-    try: outs = {k: t.numpy() for k, t in OnnxRunner(a.model)(inputs).items()}
-    except (OnnxError, OSError) as e: raise SystemExit(f"tinybook onnx run: {e}") from None
+    if (prog := a.model.endswith(".npz")) and a.check: raise SystemExit("tinybook onnx run: --check needs the .onnx model, not a compiled program")
+    try: outs = run_program(a.model, inputs) if prog else {k: t.numpy() for k, t in OnnxRunner(a.model)(inputs).items()}
+    except (OnnxError, JitError, OSError) as e: raise SystemExit(f"tinybook onnx run: {e}") from None
     ref = None
     if a.check:
         import onnxruntime
@@ -730,5 +782,6 @@ def _onnx_run(a) -> None:
         print(f"{k}: {y.shape} {y.dtype}{diff}{'' if same else '  MISMATCH'}"); bad += [k] * (not same)
         if a.save: np.save(f"{a.save}/{k}.npy", y)
     if bad: raise SystemExit(f"tinybook onnx run: {len(bad)} output(s) differ from onnxruntime: {', '.join(bad)}")
-commands["onnx"] = ("run an ONNX model (the [onnx] extra): tinybook onnx run MODEL --input NAME=FILE.npy [--check] [--save DIR]",
-                    _onnx_args, _onnx_run)
+commands["onnx"] = ("ONNX models (the [onnx] extra): tinybook onnx run MODEL|PROGRAM --input NAME=FILE.npy [--check] [--save DIR]; "
+                    "tinybook onnx compile MODEL PROGRAM [--max-kernels N] [--max-image-reads N]",
+                    _onnx_args, lambda a: (_onnx_compile if a.onnx == "compile" else _onnx_run)(a))

@@ -30,7 +30,7 @@ float u2h(ushort u) { return vload_half(0, (half*)&u); }
 float rh(float f) { return u2h(h2u(f)); }
 """
 CL_IMAGE = """__constant sampler_t smp = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;
-float img_ld(read_only image2d_t im, int w, int i) {  /* element i of a float buffer stored as RGBA pixels, w pixels a row */
+float img_ld(read_only image2d_t im, int w, int i) {  /* element i of a float or half buffer stored as RGBA pixels, w pixels a row */
   float4 v = read_imagef(im, smp, (int2)((i >> 2) % w, (i >> 2) / w)); int c = i & 3;
   return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
 }
@@ -126,9 +126,9 @@ class OpenCLRenderer(WorkgroupRenderer, CRenderer):
         args = [f"read_only image2d_t data{i}" if i in self.images else f"__global {self.buf_type(d)}* restrict data{i}" for i, d in params]
         return f"__kernel void {name}({', '.join(args)})"
     def load(self, u:UOp, idx:str) -> str:
-        p = u.src[0].arg
-        if u.dtype is dtypes.float16 and not self.fp16: return f"vload_half({idx}, data{p})"
-        return f"img_ld(data{p}, {self.images[p]}, {idx})" if p in self.images else super().load(u, idx)
+        p = u.src[0].arg  # read_imagef reads a half image too; without cl_khr_fp16 a half is a float in registers anyway
+        if p in self.images: return f"{'(half)' * (u.dtype is dtypes.float16 and self.fp16)}img_ld(data{p}, {self.images[p]}, {idx})"
+        return f"vload_half({idx}, data{p})" if u.dtype is dtypes.float16 and not self.fp16 else super().load(u, idx)
     def store(self, u:UOp, idx:str, val:str) -> str:
         if u.src[2].dtype is dtypes.float16 and not self.fp16: return self.group_store(f"vstore_half((float){val}, {idx}, data{u.src[0].arg});")
         return self.group_store(super().store(u, idx, val))
@@ -161,14 +161,28 @@ class CLDevice(CompiledDevice):
                          _CLCompiler(self), lambda name, lib: _CLProgram(self, name, lib))
     def __repr__(self): return f"<Device CL {self.dev.name.strip()} ({self.dev.platform.version.strip()[:24]})>"
     def images(self, ast:UOp, bufs:list) -> tuple:
-        "With `IMAGE=1`, the float32 inputs as RGBA float images whose rows are a multiple of `IMAGE_PITCH` bytes (default 64)."
+        "With `IMAGE=1`, the float32 and float16 inputs as RGBA images, 4 elements a pixel: (param, width, pixels, bytes an element) each. The "
+        "width is a multiple of `IMAGE_PITCH_ALIGNMENT` pixels when it is set (tinygrad's rule and unit), else of `IMAGE_PITCH` bytes (default 64)."
         if not int(os.getenv("IMAGE", "0")): return ()
-        step, out = max(1, int(os.getenv("IMAGE_PITCH", "64")) // 16), []  # pixels per pitch unit (a pixel is 16 bytes)
+        out, (maxw, maxh) = [], (self.dev.image2d_max_width, self.dev.image2d_max_height)
         for i, b in enumerate(bufs[len(ast.src):], len(ast.src)):
-            px = -(-b.size // 4)
-            w = min(-(-px // step) * step, self.dev.image2d_max_width // step * step)
-            if b.dtype is dtypes.float32 and -(-px // w) <= self.dev.image2d_max_height: out.append((i, w))
+            if b.dtype not in (dtypes.float32, dtypes.float16): continue
+            step = int(os.getenv("IMAGE_PITCH_ALIGNMENT", "0")) or max(1, int(os.getenv("IMAGE_PITCH", "64")) // (4 * b.dtype.itemsize))
+            px = -(-b.size // 4); w = min(-(-px // step) * step, maxw // step * step)
+            if w and -(-px // w) <= maxh: out.append((i, w, px, b.dtype.itemsize))
         return tuple(out)
+    def new_image(self, im:tuple):
+        "An empty image as `im` (an entry of `images`) describes: RGBA float or half pixels."
+        (_, w, px, size), cl = im, self.cl
+        fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT if size == 4 else cl.channel_type.HALF_FLOAT)
+        return cl.Image(self.ctx, cl.mem_flags.READ_ONLY, fmt, shape=(w, -(-px // w)))
+    def fill(self, img, mem, im:tuple):
+        "Queue copying buffer `mem` into image `img` (`im` describes it), on the device: the full rows, then what is left in the last one."
+        (_, w, px, size), rows = im, im[2] // im[1]
+        if rows: self.cl.enqueue_copy(self.queue, img, mem, offset=0, origin=(0, 0), region=(w, rows))
+        if px % w: self.cl.enqueue_copy(self.queue, img, mem, offset=rows * w * 4 * size, origin=(0, rows), region=(px % w, 1))
+        return img
+    def image(self, mem, im:tuple): return self.fill(self.new_image(im), mem, im)
     def render(self, name:str, lin:list[UOp], images:dict) -> str: return OpenCLRenderer(self.renderer.fp16, images).render(name, lin)
     def lanes(self) -> int:
         "Vector lanes: the host's on a CPU device (PoCL compiles 04a's vector C as it is), none on a GPU or with IMAGE=1; `CL_LANES` sets them."
@@ -180,20 +194,21 @@ class CLDevice(CompiledDevice):
         half = not self.renderer.fp16 and any(u.dtype is dtypes.float16 for u in lane_values(Kernel(ast, opts).linearize())[1])
         return workgroup_opts(ast) if half else opts
     def graph(self, calls:list, mem:list):
-        "A function queueing the launch of every (kernel, slots) of `calls` on the memory `mem` holds, without waiting, in order (08's batches)."
-        return lambda: [k.prog.kernel(self.queue, k.size, k.local, *[mem[s] for s in slots]) for k, slots in calls]
+        "A function queueing the launch of every (kernel, slots) of `calls` on the memory `mem` holds, without waiting, in order (08's batches); "
+        "an input read as an image is first copied into an image of its own, made once."
+        imgs = [{im[0]: self.new_image(im) for im in k.images} for k, _ in calls]
+        def run():
+            for (k, slots), ims in zip(calls, imgs):
+                args = [mem[s] for s in slots]
+                for im in k.images: args[im[0]] = self.fill(ims[im[0]], args[im[0]], im)
+                k.prog.kernel(self.queue, k.size, k.local, *args)
+        return run
 class _CLAllocator(Allocator):
     def __init__(self, d:CLDevice): self.d = d
-    def alloc(self, nbytes:int, image_width:int|None=None):
-        cl = self.d.cl
-        if image_width is None: return cl.Buffer(self.d.ctx, cl.mem_flags.READ_WRITE, nbytes)
-        fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT)
-        return cl.Image(self.d.ctx, cl.mem_flags.READ_ONLY, fmt, shape=(image_width, -(-nbytes // 16 // image_width) or 1))
+    def alloc(self, nbytes:int):  # whole 16-byte pixels: a buffer's last pixel copies into an image (IMAGE=1) from inside it
+        return self.d.cl.Buffer(self.d.ctx, self.d.cl.mem_flags.READ_WRITE, -(-nbytes // 16) * 16)
     def free(self, buf): buf.release()
-    def copyin(self, buf, src:np.ndarray):
-        if not isinstance(buf, self.d.cl.Image): return self.d.cl.enqueue_copy(self.d.queue, buf, src)
-        (w, h), px = buf.shape, np.zeros(buf.shape[0] * buf.shape[1] * 4, np.float32)
-        px[:src.size] = src.reshape(-1); self.d.cl.enqueue_copy(self.d.queue, buf, px.reshape(h, w, 4), origin=(0, 0), region=(w, h))
+    def copyin(self, buf, src:np.ndarray): self.d.cl.enqueue_copy(self.d.queue, buf, src)
     def copyout(self, dest:np.ndarray, buf): self.d.cl.enqueue_copy(self.d.queue, dest, buf).wait()
     def copy(self, dest, src, nbytes:int): self.d.cl.enqueue_copy(self.d.queue, dest, src, byte_count=nbytes)  # queued in order, no wait
 class _CLCompiler(Compiler):

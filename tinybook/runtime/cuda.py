@@ -97,7 +97,7 @@ class CUDADevice(CompiledDevice):
         if status: raise RuntimeError(f"CUDA driver error {status}")
 class _CUDAAllocator(Allocator):
     def __init__(self, d:CUDADevice): self.d = d
-    def alloc(self, nbytes:int, image_width:int|None=None):
+    def alloc(self, nbytes:int):
         ptr = ctypes.c_uint64(); self.d.check(self.d.cu.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(nbytes))); return ptr
     def free(self, buf): self.d.check(self.d.cu.cuMemFree_v2(buf))
     def copyin(self, buf, src:np.ndarray): self.d.check(self.d.cu.cuMemcpyHtoD_v2(buf, _ptr(src), ctypes.c_size_t(src.nbytes)))

@@ -58,7 +58,7 @@ class MetalDevice(CompiledDevice):
         return self.msg(self.msg(err, "localizedDescription"), "UTF8String", restype=ctypes.c_char_p).decode() if err else "unknown error"
 class _MetalAllocator(Allocator):
     def __init__(self, d:MetalDevice): self.d = d
-    def alloc(self, nbytes:int, image_width:int|None=None):
+    def alloc(self, nbytes:int):
         return self.d.msg(self.d.dev, "newBufferWithLength:options:", nbytes, 0, argtypes=(ctypes.c_ulong, ctypes.c_ulong))  # 0: shared storage
     def free(self, buf): self.d.msg(buf, "release")
     def copyin(self, buf, src:np.ndarray): ctypes.memmove(self.d.msg(buf, "contents"), src.ctypes.data, src.nbytes)

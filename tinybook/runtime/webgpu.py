@@ -115,7 +115,7 @@ class WebGPUDevice(CompiledDevice):
     def __repr__(self): return f"<Device WEBGPU {self.adapter.info['device']} ({self.adapter.info['backend_type']})>"
 class _WGPUAllocator(Allocator):
     def __init__(self, d:WebGPUDevice): self.d = d
-    def alloc(self, nbytes:int, image_width:int|None=None):
+    def alloc(self, nbytes:int):
         usage = self.d.wgpu.BufferUsage.STORAGE | self.d.wgpu.BufferUsage.COPY_SRC | self.d.wgpu.BufferUsage.COPY_DST
         return self.d.dev.create_buffer(size=(nbytes + 3) // 4 * 4, usage=usage)
     def free(self, buf): buf.destroy()
