@@ -1,7 +1,8 @@
 __version__ = "0.0.1"
 from tinybook.tensor import Tensor, dtypes, DType, UOp, Ops, Context
 import tinybook.ops, tinybook.autograd, tinybook.schedule, tinybook.codegen, tinybook.renderer  # noqa: E401, arithmetic, gradients, scheduling, loops
-import tinybook.device, tinybook.runtime.cpu, tinybook.runtime.cl, tinybook.runtime.cuda, tinybook.runtime.metal, tinybook.runtime.webgpu  # noqa: E401, the devices
+import tinybook.device, tinybook.runtime, pkgutil, importlib  # noqa: E401
+for _m in pkgutil.iter_modules(tinybook.runtime.__path__): importlib.import_module(f"tinybook.runtime.{_m.name}")  # each registers its device
 from tinybook import nn
 import tinybook.nn.state, tinybook.nn.optim  # noqa: E401
 from tinybook.jit import TinyJit, Variable  # noqa: F401
