@@ -12,7 +12,7 @@ from ..device import Allocator, Compiler, CompiledDevice, Device, host_lanes
 
 # %% auto #0
 __all__ = ['cl_types', 'CL_PRELUDE', 'CL_BF16', 'CL_HALF', 'CL_IMAGE', 'CL_IDS', 'workgroup', 'workgroup_opts', 'tiles',
-           'WorkgroupRenderer', 'OpenCLRenderer', 'CLDevice']
+           'WorkgroupRenderer', 'OpenCLRenderer', 'image_layout', 'CLDevice']
 
 # %% ../../nbs/05b_cl.ipynb #084993eb
 cl_types = {dtypes.bool: "bool", dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.int16: "short", dtypes.uint16: "ushort",
@@ -149,6 +149,18 @@ class OpenCLRenderer(WorkgroupRenderer, CRenderer):
         return f"bf2f(as_ushort({a}))" if u.dtype is dtypes.bfloat16 else f"as_{cl_types[u.dtype]}({a})"
 
 # %% ../../nbs/05b_cl.ipynb #cde8401a
+def image_layout(ast:UOp, bufs:list, maxw:int, maxh:int) -> tuple:
+    "With `IMAGE=1`, kernel `ast`'s float32 and float16 inputs as RGBA images (4 elements a pixel) at most `maxw` by `maxh` pixels: (param, "
+    "width, pixels, bytes an element) each. The width is a multiple of `IMAGE_PITCH_ALIGNMENT` pixels when it is set (tinygrad's rule and "
+    "unit), else of `IMAGE_PITCH` bytes (default 64)."
+    if not int(os.getenv("IMAGE", "0")): return ()
+    out = []
+    for i, b in enumerate(bufs[len(ast.src):], len(ast.src)):
+        if b.dtype not in (dtypes.float32, dtypes.float16): continue
+        step = int(os.getenv("IMAGE_PITCH_ALIGNMENT", "0")) or max(1, int(os.getenv("IMAGE_PITCH", "64")) // (4 * b.dtype.itemsize))
+        px = -(-b.size // 4); w = min(-(-px // step) * step, maxw // step * step)
+        if w and -(-px // w) <= maxh: out.append((i, w, px, b.dtype.itemsize))
+    return tuple(out)
 class CLDevice(CompiledDevice):
     def __init__(self):
         try: import pyopencl as cl
@@ -160,17 +172,7 @@ class CLDevice(CompiledDevice):
         super().__init__("CL", _CLAllocator(self), OpenCLRenderer(fp16="cl_khr_fp16" in dev.extensions),
                          _CLCompiler(self), lambda name, lib: _CLProgram(self, name, lib))
     def __repr__(self): return f"<Device CL {self.dev.name.strip()} ({self.dev.platform.version.strip()[:24]})>"
-    def images(self, ast:UOp, bufs:list) -> tuple:
-        "With `IMAGE=1`, the float32 and float16 inputs as RGBA images, 4 elements a pixel: (param, width, pixels, bytes an element) each. The "
-        "width is a multiple of `IMAGE_PITCH_ALIGNMENT` pixels when it is set (tinygrad's rule and unit), else of `IMAGE_PITCH` bytes (default 64)."
-        if not int(os.getenv("IMAGE", "0")): return ()
-        out, (maxw, maxh) = [], (self.dev.image2d_max_width, self.dev.image2d_max_height)
-        for i, b in enumerate(bufs[len(ast.src):], len(ast.src)):
-            if b.dtype not in (dtypes.float32, dtypes.float16): continue
-            step = int(os.getenv("IMAGE_PITCH_ALIGNMENT", "0")) or max(1, int(os.getenv("IMAGE_PITCH", "64")) // (4 * b.dtype.itemsize))
-            px = -(-b.size // 4); w = min(-(-px // step) * step, maxw // step * step)
-            if w and -(-px // w) <= maxh: out.append((i, w, px, b.dtype.itemsize))
-        return tuple(out)
+    def images(self, ast:UOp, bufs:list) -> tuple: return image_layout(ast, bufs, self.dev.image2d_max_width, self.dev.image2d_max_height)
     def new_image(self, im:tuple):
         "An empty image as `im` (an entry of `images`) describes: RGBA float or half pixels."
         (_, w, px, size), cl = im, self.cl
