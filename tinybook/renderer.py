@@ -147,7 +147,10 @@ def c_dot_i8(n:int) -> str:
             "_mm256_madd_epi16(_mm256_cvtepi8_epi16(x1), _mm256_cvtepi8_epi16(y1)));\n") * (n == 8)
     gen = (f"  for (int k = 0; k < 4; k++) {{ vint8_t x, y; __builtin_memcpy(&x, a + k * {n}, {n}); __builtin_memcpy(&y, b + k * {n}, {n}); "
            f"acc += widen_int8(x) * widen_int8(y); }}\n  return acc;\n")  # `c_widen8`'s, emitted before it
-    body = f"{vnni}{avx2}#else\n{gen}#endif\n" if vnni or avx2 else gen
+    hvx = ("#if defined(__HVX__)  /* Hexagon (07): vrmpy adds the products of 4 adjacent byte pairs into each 32-bit lane */\n"
+           "  typedef long hvx_t __attribute__((__vector_size__(128))); hvx_t x, y; __builtin_memcpy(&x, a, 128); __builtin_memcpy(&y, b, 128);\n"
+           "  return (vint32_t)__builtin_HEXAGON_V6_vrmpybv_acc_128B((hvx_t)acc, x, y);\n") * (n == 32)
+    body = f"{vnni}{avx2}{hvx}#else\n{gen}#endif\n" if vnni or avx2 or hvx else gen
     return ("#if defined(__x86_64__)\n#include <immintrin.h>\n#endif\n" * bool(vnni or avx2) +
             f"static inline vint32_t dot_i8(vint32_t acc, const void *pa, const void *pb) {{\n  const int8_t *a = pa, *b = pb;\n{body}}}\n")
 def c_widen8(n:int, ds:set) -> str:
@@ -210,6 +213,8 @@ class CRenderer(Renderer):
     "C for the CPU. Other languages (05) override the hooks: `prelude`, `buf_type`, `signature`, `loop`, `bitcast`, `const`, `alu`, ..."
     device, rounded, headers, cflags = "CPU", {dtypes.bfloat16: "rbf"}, C_INCLUDES, ()  # cflags: what 05a's compiler needs for this C
     host_dot = True  # int8 dot products through the host's instructions (`c_dot_i8`); 05b's GPU renderers have none
+    @property
+    def dots(self) -> bool: return self.host_dot  # 04's int8 dot products as `dot_i8` calls (07's Hexagon: without the host's other helpers)
     # rounded: dtypes computed as float, rounded to theirs after each op by this function
     @property
     def lane_supported(self) -> set: return self.supported - {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.TRUNC}  # no vector libm
@@ -248,7 +253,7 @@ class CRenderer(Renderer):
         lane, vec = lane_values(lin)
         names, accs, lines, depth, outer = {}, {}, [], 1, outer_loop(lin)
         vacc = {u.src[0] for u in lin if u.op is Ops.DEFINE_ACC and u in vec}  # reduces whose accumulator is a vector
-        dots = {u: d for u in vacc if self.host_dot and (d := dot_i8_args(u, lane))}  # int8 dot products: `dot_i8`
+        dots = {u: d for u in vacc if self.dots and (d := dot_i8_args(u, lane))}  # int8 dot products: `dot_i8`
         ex = lambda u: names.get(u) or c_index(u, self.const, vec, names)
         vx = lambda u, d: ex(u) if u in vec else vbroadcast(ex(u), d)  # an operand of a vector op
         def let(u:UOp, code:str):

@@ -7,7 +7,8 @@ from __future__ import annotations
 import os, shutil, hashlib, subprocess, tempfile, numpy as np
 from pathlib import Path
 from ..tensor import UOp, Ops, DType, dtypes, unsupported_dtypes
-from ..renderer import FreestandingCRenderer
+from ..renderer import FreestandingCRenderer, lane_values, dot_i8_args
+from ..codegen import Kernel, hand_coded_opts
 from ..device import Allocator, Compiler, CompiledDevice, Device, cache_dir
 
 # %% auto #0
@@ -92,8 +93,8 @@ void _start(void) {
 }
 """
 class HexagonRenderer(FreestandingCRenderer):
-    "04a's freestanding C, with `DSP_RUNTIME` before the kernel and `DSP_START` after it: one C file, one program."
-    device = "DSP"
+    "04a's freestanding C, with `DSP_RUNTIME` before the kernel and `DSP_START` after it: one C file, one program; vectors are HVX's."
+    device, host_dot, dots = "DSP", False, True  # 04a's generic vector C, which clang turns into HVX; int8 dots: vrmpy (`c_dot_i8`)
     cflags = ("--target=hexagon", "-mcpu=hexagonv65", "-mhvx=v65", "-mhvx-length=128b", "-O2", "-ffreestanding", "-nostdinc", "-nostdlib",
               "-fno-stack-protector", "-static", "-fuse-ld=lld")
     def prelude(self, lin:list[UOp]) -> str: return super().prelude(lin) + DSP_RUNTIME
@@ -133,6 +134,18 @@ class DSPDevice(CompiledDevice):
     host_memory = True  # the buffers live on the host; each kernel's program gets copies and sends them back
     def __init__(self): super().__init__("DSP", Allocator(), HexagonRenderer(), DSPCompiler(), DSPProgram)
     def __repr__(self): return "<Device DSP Hexagon v65 (qemu-hexagon)>"
+    def lanes(self) -> int:
+        "32-bit values in a vector: 32, one 128-byte HVX register (`DSP_LANES=0`: scalar C)."
+        if (v := os.getenv("DSP_LANES", "32")) not in ("0", "32"): raise ValueError(f"DSP_LANES={v!r}: expected 0 or 32")
+        return int(v)
+    def opts(self, ast:UOp) -> list:
+        "HVX lanes for a kernel whose vector work is int8 dot products of whole registers (`vrmpy`); scalar C for the others (v65 has no float "
+        "vectors, and clang 14's Hexagon vector conversions and half vectors fail 05's conformance suite)."
+        if not (n := self.lanes()): return hand_coded_opts(Kernel(ast), 0)
+        lane, vec = lane_values(lin := Kernel(ast, opts := hand_coded_opts(Kernel(ast), n)).linearize(self.renderer.lane_supported))
+        accs = [u.src[0] for u in lin if u.op is Ops.DEFINE_ACC and u in vec]  # the vector reduces, as 04a's render finds them
+        dots = lane is not None and lane.arg[1] == n and any(dot_i8_args(u, lane) for u in accs)
+        return opts if dots else hand_coded_opts(Kernel(ast), 0)
     def missing(self) -> str|None:
         if tools := [t for t in ("clang", "ld.lld", "qemu-hexagon") if shutil.which(t) is None]:
             return f"DSP needs {', '.join(tools)} (apt install clang lld qemu-user)"
