@@ -62,7 +62,7 @@ class CompiledDevice:
     def lanes(self) -> int: return 0  # 32-bit values in a vector of its kernels (05a: the CPU's SIMD width)
     def missing(self) -> str|None: return None  # why it cannot compute as it should here (05a: CPU without a C compiler)
     def images(self, ast:UOp, bufs:list) -> tuple: return ()  # (param, width, pixels, itemsize) of the inputs read as images (05b: IMAGE=1)
-    def image(self, mem, im:tuple): raise NotImplementedError  # the memory `mem` as the image `im` describes: a copy on the device (05b)
+    def image(self, mem, im:tuple): raise NotImplementedError  # memory `mem` as the image `im` describes (05b: a device copy; 06: a view)
     def render(self, name:str, lin:list[UOp], images:dict) -> str: return self.renderer.render(name, lin)
     def opts(self, ast:UOp) -> list: return hand_coded_opts(Kernel(ast), self.lanes())  # 05b: CL adds workgroups
     def kernel(self, ast:UOp, opts:list, images:tuple=()) -> CompiledKernel:
