@@ -252,7 +252,7 @@ class FakeKGSL(KGSL):
             C.cast(s.value, C.POINTER(kgsl_devinfo))[0] = kgsl_devinfo(device_id=1, chip_id=0x06030001, mmu_enabled=1, gpu_id=630)  # an Adreno 630
         elif name == "DRAWCTXT_CREATE": s.drawctxt_id = 1
         elif name == "GPUOBJ_ALLOC":
-            s.id, s.mmapsize = len(self.objs) + 1 + max(self.objs, default=0), -(-s.size // 4096) * 4096
+            s.id, s.mmapsize = max(self.objs, default=0) + 1, -(-s.size // 4096) * 4096
             m = mmap.mmap(-1, s.mmapsize); self.objs[s.id] = (m, C.addressof(C.c_char.from_buffer(m)), s.mmapsize)
         elif name == "GPUOBJ_FREE": self.objs.pop(s.id)
         elif name == "GPU_COMMAND":
@@ -329,7 +329,8 @@ class QCOMAllocator(Allocator):
         o = self.d.kgsl.ioctl("GPUOBJ_ALLOC", size=-(-max(nbytes, 1) // 4096) * 4096, flags=KGSL_MEMFLAGS)
         return _GPUBuf(o.id, o.mmapsize, *self.d.kgsl.mmap(o.mmapsize, o.id * 4096))
     def free(self, buf:_GPUBuf):
-        if not isinstance(buf, _Image): self.d.kgsl.ioctl("GPUOBJ_FREE", id=buf.id)  # an image is a view of a buffer
+        if isinstance(buf, _Image): return  # a view of a buffer, nothing of its own
+        self.d.kgsl.ioctl("GPUOBJ_FREE", id=buf.id); buf.m.close()  # and the CPU's mapping of it
     def copyin(self, buf:_GPUBuf, src:np.ndarray): C.memmove(buf.addr, src.ctypes.data, src.nbytes)  # a launch returns after its kernel ran
     def copyout(self, dest:np.ndarray, buf:_GPUBuf): C.memmove(dest.ctypes.data, buf.addr, dest.nbytes)
     def copy(self, dest:_GPUBuf, src:_GPUBuf, nbytes:int): C.memmove(dest.addr, src.addr, nbytes)
