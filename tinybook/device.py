@@ -161,7 +161,7 @@ class DeviceMemory:
     "A buffer's value in memory `mem` of device `dev`, laid out as `dev.host_dtype` lays it; freed when no `Buffer` holds it."
     def __init__(self, dev:CompiledDevice, mem, size:int, dtype):
         self.dev, self.mem, self.size, self.dtype, self.writes = dev, mem, size, dtype, 0  # writes: kernels that wrote part of it in place
-        weakref.finalize(self, dev.allocator.free, mem)
+        weakref.finalize(self, dev.allocator.free, mem).atexit = False  # at exit, the process's end frees it (modules may be gone)
     def to_host(self) -> np.ndarray:
         "The value copied to the host (counted in `GlobalCounters.device_to_host`)."
         h = host_empty(self.size, self.dev.host_dtype(self.dtype)); self.dev.allocator.copyout(h, self.mem)

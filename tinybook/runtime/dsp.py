@@ -4,7 +4,8 @@
 
 # %% ../../nbs/07_dsp.ipynb #c460cf75
 from __future__ import annotations
-import os, mmap, shutil, hashlib, subprocess, tempfile, ctypes as C, numpy as np
+import os, mmap, fcntl, queue, shutil, hashlib, threading, subprocess, tempfile, ctypes as C, numpy as np
+from typing import NamedTuple
 from pathlib import Path
 from ..tensor import UOp, Ops, DType, dtypes, unsupported_dtypes
 from ..renderer import FreestandingCRenderer, lane_values, dot_i8_args
@@ -12,13 +13,16 @@ from ..codegen import Kernel, hand_coded_opts
 from ..device import Allocator, Compiler, CompiledDevice, Device, cache_dir
 
 # %% auto #0
-__all__ = ['DSP_RUNTIME', 'DSP_SKEL', 'DSP_QEMU', 'RPC_IOCTL', 'RPC_IOCTL_NR', 'FASTRPC_INIT_CREATE', 'ION_SYSTEM_HEAP_ID',
-           'ION_FLAG_CACHED', 'HexagonRenderer', 'DSPCompiler', 'remote_buf', 'remote_dma', 'remote_arg',
-           'fastrpc_ioctl_invoke', 'fastrpc_ioctl_invoke_attrs', 'fastrpc_ioctl_init', 'ion_allocation_data',
-           'ion_fd_data', 'rpc_sc', 'FastRPC', 'FakeAdspRPC', 'DSPProgram', 'DSPDevice']
+__all__ = ['DSP_RUNTIME', 'DSP_SKEL', 'DSP_QEMU', 'DSP_SECTIONS', 'DSP_LDSCRIPT', 'RPC_IOCTL', 'RPC_IOCTL_NR',
+           'FASTRPC_INIT_CREATE', 'ION_SYSTEM_HEAP_ID', 'ION_FLAG_CACHED', 'CDSP_DOMAIN', 'APPS_STD', 'LISTEN',
+           'DSP_SHELL', 'dsp_skel', 'HexagonRenderer', 'DSPCompiler', 'remote_buf', 'remote_dma', 'remote_arg',
+           'fastrpc_ioctl_invoke', 'fastrpc_ioctl_invoke_attrs', 'fastrpc_ioctl_init', 'fastrpc_ioctl_control',
+           'ion_allocation_data', 'ion_fd_data', 'ion_handle_data', 'rpc_sc', 'ION', 'FastRPC', 'AdspRPC',
+           'FakeAdspRPC', 'DSPAllocator', 'DSPProgram', 'DSPDevice']
 
 # %% ../../nbs/07_dsp.ipynb #2dbcced2
 DSP_RUNTIME = r"""
+#define __W __attribute__((weak))  /* one definition per kernel object: the linker keeps one of them */
 static inline unsigned __fb(float f) { unsigned u; __builtin_memcpy(&u, &f, 4); return u; }
 static inline float __bf(unsigned u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
 static inline float __p2(int e) { return __bf((unsigned)(e + 127) << 23); }  /* 2^e, e in [-126, 127] */
@@ -32,9 +36,9 @@ static float __rcp(float b) {  /* 1/b: the exponent negated exactly, the mantiss
   for (int i = 0; i < 4; i++) r = r + r * (1.0f - x * r);
   return __bf(__fb(r * __p2(-e / 2) * __p2(-e - -e / 2)) | s);  /* 2^-e in two steps: neither overflows */
 }
-float __hexagon_divsf3(float a, float b) { return a * __rcp(b); }
+__W float __hexagon_divsf3(float a, float b) { return a * __rcp(b); }
 #undef sqrtf  /* 04a's freestanding header maps it to clang's builtin, which calls it */
-float sqrtf(float a) {  /* a = x 4^k, x in [1, 4): sqrt(x) = x / sqrt(x) by Newton's method on 1/sqrt(x), then one step on sqrt(x) */
+__W float sqrtf(float a) {  /* a = x 4^k, x in [1, 4): sqrt(x) = x / sqrt(x) by Newton's method on 1/sqrt(x), then one step on sqrt(x) */
   unsigned u = __fb(a);
   if (u == 0 || u == 0x80000000u || u >= 0x7f800000u) return u > 0x80000000u ? __bf(0x7fc00000u) : a;  /* 0, inf, nan; negative: nan */
   int e = (int)(u >> 23) - 127;
@@ -50,19 +54,19 @@ static unsigned long long __udivmod(unsigned long long n, unsigned long long d, 
   *r = rem; return q;
 }
 #define __ABS(x) ((x) < 0 ? -(unsigned long long)(x) : (unsigned long long)(x))
-#define __SDIV(T, name, mod) T name(T a, T b) { unsigned long long r, q = __udivmod(__ABS(a), __ABS(b), &r); \
+#define __SDIV(T, name, mod) __W T name(T a, T b) { unsigned long long r, q = __udivmod(__ABS(a), __ABS(b), &r); \
   return mod ? (a < 0 ? -(T)r : (T)r) : ((a < 0) != (b < 0) ? -(T)q : (T)q); }
-#define __UDIV(T, name, mod) T name(T a, T b) { unsigned long long r, q = __udivmod(a, b, &r); return mod ? (T)r : (T)q; }
+#define __UDIV(T, name, mod) __W T name(T a, T b) { unsigned long long r, q = __udivmod(a, b, &r); return mod ? (T)r : (T)q; }
 __SDIV(int, __hexagon_divsi3, 0) __SDIV(int, __hexagon_modsi3, 1) __SDIV(long long, __hexagon_divdi3, 0) __SDIV(long long, __hexagon_moddi3, 1)
 __UDIV(unsigned, __hexagon_udivsi3, 0) __UDIV(unsigned, __hexagon_umodsi3, 1) __UDIV(unsigned long long, __hexagon_udivdi3, 0)
 __UDIV(unsigned long long, __hexagon_umoddi3, 1)
-float __extendhfsf2(unsigned short h) {  /* half bits to float */
+__W float __extendhfsf2(unsigned short h) {  /* half bits to float */
   unsigned s = (h & 0x8000u) << 16, e = h >> 10 & 0x1f, m = h & 0x3ffu;
   if (e == 31) return __bf(s | 0x7f800000u | m << 13);
   if (e == 0) return __bf(s) + (s ? -1.0f : 1.0f) * (float)m * 5.9604645e-08f;  /* subnormal: m 2^-24 */
   return __bf(s | (e + 112) << 23 | m << 13);
 }
-unsigned short __truncsfhf2(float f) {  /* float to half bits, rounding to nearest even */
+__W unsigned short __truncsfhf2(float f) {  /* float to half bits, rounding to nearest even */
   unsigned u = __fb(f), s = u >> 16 & 0x8000u, a = u & 0x7fffffffu;
   if (a >= 0x7f800000u) return s | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0);
   if (a >= 0x477ff000u) return s | 0x7c00u;  /* rounds to at least 65520: inf */
@@ -81,20 +85,20 @@ typedef union { struct { void *pv; unsigned len; } buf; struct { int fd; unsigne
 void *HAP_mmap(void *addr, int len, int prot, int flags, int fd, long offset);
 int HAP_munmap(void *addr, int len);
 unsigned long long HAP_perf_get_time_us(void);
-int entry(unsigned long long handle, unsigned sc, remote_arg *pra) {  /* FastRPC's skel: method 2 runs the kernel, as tinygrad's does */
+DECLS
+int entry(unsigned long long handle, unsigned sc, remote_arg *pra) {  /* FastRPC's skel: method 2 runs the kernels, as tinygrad's does */
   if ((sc >> 24) != 2) return 0;
   const unsigned *sz = pra[0].buf.pv, *off = pra[1].buf.pv;  /* each buffer's bytes, then the outer loop's trips; each buffer's offset */
   void *b[NBUF + 1];
   for (int i = 0; i < NBUF; i++) b[i] = (char *)HAP_mmap(0, sz[i] + off[i], 3, 0, pra[3 + i].dma.fd, 0) + off[i];
   unsigned long long t0 = HAP_perf_get_time_us();
-  KERNEL(ARGS, 0, sz[NBUF]);
+CALLS
   *(unsigned long long *)pra[2].buf.pv = HAP_perf_get_time_us() - t0;
   for (int i = 0; i < NBUF; i++) HAP_munmap((char *)b[i] - off[i], sz[i] + off[i]);
   return 0;
 }
 """
 DSP_QEMU = r"""
-#ifdef QEMU  /* qemu-hexagon: a program around entry(), the DSP's HAP functions played by stubs */
 static long sys6(long n, long a, long b, long c, long d, long e, long f) {  /* a Linux system call: trap0(#1), its number in r6 */
   register long r0 __asm__("r0") = a; register long r1 __asm__("r1") = b; register long r2 __asm__("r2") = c;
   register long r3 __asm__("r3") = d; register long r4 __asm__("r4") = e; register long r5 __asm__("r5") = f; register long r6 __asm__("r6") = n;
@@ -122,29 +126,43 @@ void _start(void) {  /* stdin: sc, pra[0]'s words, pra[1]'s, then each buffer; s
   for (int i = 0; i < NBUF; i++) io(64, 1, mem[i] + off[i], sz[i]);
   sys6(93, 0, 0, 0, 0, 0, 0);
 }
-#endif
 """
+def dsp_skel(calls:list[tuple[int, list[int], int|str]], nbuf:int, qemu:bool) -> str:
+    "The C around kernels k0, k1, ...: `entry` calling each (kernel, its buffers' indices, its trips) in turn; for qemu, `_start` too."
+    decls = "".join(f"void k{k}({'void *, ' * len(b)}int, int);\n" for k, b in {k: b for k, b, _ in calls}.items())
+    body = "".join(f"  k{k}({', '.join(f'b[{i}]' for i in b)}, 0, {n});\n" for k, b, n in calls)
+    return (DSP_SKEL + DSP_QEMU * qemu).replace("DECLS\n", decls).replace("CALLS\n", body).replace("NBUF", str(nbuf))
 class HexagonRenderer(FreestandingCRenderer):
-    "04a's freestanding C, with `DSP_RUNTIME` before the kernel and the skel and qemu's program after it: one C file; vectors are HVX's."
+    "04a's freestanding C with `DSP_RUNTIME` before the kernel; vectors are HVX's."
     device, host_dot, dots = "DSP", False, True  # 04a's generic vector C, which clang turns into HVX; int8 dots: vrmpy (`c_dot_i8`)
-    cflags = ("--target=hexagon", "-mcpu=hexagonv65", "-mhvx=v65", "-mhvx-length=128b", "-O2", "-ffreestanding", "-nostdinc", "-nostdlib",
-              "-fno-stack-protector", "-static", "-fuse-ld=lld", "-DQEMU")  # a static program for qemu (a device build: -shared, no QEMU)
+    cflags = ("--target=hexagon", "-mcpu=hexagonv65", "-mhvx=v65", "-mhvx-length=128b", "-O2", "-fPIC", "-ffreestanding", "-nostdinc",
+              "-fno-stack-protector")
     def prelude(self, lin:list[UOp]) -> str: return super().prelude(lin) + DSP_RUNTIME
     def alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:  # clang 14 stores an integer's bits into an __fp16 unconverted:
         return super().alu(op, d, [f"(float){a[0]}"] if op is Ops.CAST and d is dtypes.float16 and not dtypes.is_float(sd) else a, sd)  # via float
-    def render(self, name:str, lin:list[UOp]) -> str:
-        n = 1 + max(s.arg for u in lin for s in u.src if s.op is Ops.PARAM)
-        call = f"{name}({', '.join(f'b[{i}]' for i in range(n))}"
-        return super().render(name, lin) + (DSP_SKEL + DSP_QEMU).replace("NBUF", str(n)).replace("KERNEL(ARGS", call)
+DSP_SECTIONS = ("text", "rela.plt", "rela.dyn", "plt", "data", "bss", "hash", "dynamic", "got", "got.plt", "dynsym", "dynstr", "symtab",
+                "shstrtab", "strtab")
+DSP_LDSCRIPT = ("SECTIONS { . = 0x0;\n" + "".join(f"  .{s} : ALIGN(4096) {{ *(.{s}) }}\n" for s in DSP_SECTIONS) +
+                "  /DISCARD/ : { *(.note .note.* .gnu.hash .comment) }\n}\n")  # tinygrad's: every section on its own 4 KiB page
+def _run(cmd:list, d:str, what:str) -> None:
+    if (r := subprocess.run(cmd, cwd=d, capture_output=True, text=True)).returncode: raise RuntimeError(f"{what} failed:\n{r.stderr[-2000:]}")
 class DSPCompiler(Compiler):
-    "clang for Hexagon v65, linked by ld.lld into a static executable (the kernel's program: its bytes are the binary)."
-    def __init__(self): super().__init__("dsp-hexagonv65")
+    "clang for Hexagon v65: a kernel's C to an object file; `link` makes objects into the program qemu runs or the library a DSP loads."
+    def __init__(self): super().__init__("dsp-hexagonv65-o")
     def compile_uncached(self, src:str) -> bytes:
         with tempfile.TemporaryDirectory() as d:
-            (Path(d) / "k.c").write_text(src)
-            r = subprocess.run(["clang", *HexagonRenderer.cflags, "k.c", "-o", "k"], cwd=d, capture_output=True, text=True)
-            if r.returncode: raise RuntimeError(f"compiling for the Hexagon failed:\n{r.stderr[-2000:]}")
-            return (Path(d) / "k").read_bytes()
+            (Path(d) / "k.c").write_text(src); _run(["clang", *HexagonRenderer.cflags, "-c", "k.c", "-o", "k.o"], d, "compiling for the Hexagon")
+            return (Path(d) / "k.o").read_bytes()
+    def link(self, kernels:list[tuple[str, bytes]], calls:list[tuple[int, list[int], int|str]], nbuf:int, qemu:bool) -> bytes:
+        "`kernels` (name, object) as k0, k1, ... with `dsp_skel(calls, nbuf)` around them: for qemu a static program, else a shared library."
+        objs = [self.compile(dsp_skel(calls, nbuf, qemu))] + [o for _, o in kernels]
+        with tempfile.TemporaryDirectory() as d:
+            for i, o in enumerate(objs): (Path(d) / f"{i}.o").write_bytes(o)
+            for i, (name, _) in enumerate(kernels): _run(["llvm-objcopy", f"--redefine-sym={name}=k{i}", f"{i + 1}.o"], d, "renaming a kernel")
+            (Path(d) / "dsp.ld").write_text(DSP_LDSCRIPT)
+            mode = ["-static", "-e", "_start"] if qemu else ["-shared", "-T", "dsp.ld"]
+            _run(["ld.lld", *mode, *[f"{i}.o" for i in range(len(objs))], "-o", "out"], d, "linking for the Hexagon")
+            return (Path(d) / "out").read_bytes()
 
 # %% ../../nbs/07_dsp.ipynb #d2b72823
 class remote_buf(C.Structure): _fields_ = [("pv", C.c_void_p), ("len", C.c_size_t)]  # the host's side of FastRPC: 64-bit
@@ -155,96 +173,190 @@ class fastrpc_ioctl_invoke_attrs(C.Structure): _fields_ = [("inv", fastrpc_ioctl
 class fastrpc_ioctl_init(C.Structure):
     _fields_ = [("flags", C.c_uint32), ("file", C.c_uint64), ("filelen", C.c_uint32), ("filefd", C.c_int32), ("mem", C.c_uint64),
                 ("memlen", C.c_uint32), ("memfd", C.c_int32)]
+class fastrpc_ioctl_control(C.Structure): _fields_ = [("req", C.c_uint32), ("arg", C.c_uint32 * 2)]
 class ion_allocation_data(C.Structure):
     _fields_ = [("len", C.c_uint64), ("align", C.c_uint64), ("heap_id_mask", C.c_uint32), ("flags", C.c_uint32), ("handle", C.c_int32)]
 class ion_fd_data(C.Structure): _fields_ = [("handle", C.c_int32), ("fd", C.c_int32)]
+class ion_handle_data(C.Structure): _fields_ = [("handle", C.c_int32)]
 def _IOWR(t:str, nr:int, size:int) -> int: return 3 << 30 | size << 16 | ord(t) << 8 | nr
 RPC_IOCTL = {"INVOKE": ("R", 1, fastrpc_ioctl_invoke), "INIT": ("R", 6, fastrpc_ioctl_init), "INVOKE_ATTRS": ("R", 7, fastrpc_ioctl_invoke_attrs),
-             "ION_ALLOC": ("I", 0, ion_allocation_data), "ION_SHARE": ("I", 4, ion_fd_data)}
+             "GETINFO": ("R", 8, C.c_uint32), "CONTROL": ("R", 12, fastrpc_ioctl_control), "ION_ALLOC": ("I", 0, ion_allocation_data),
+             "ION_FREE": ("I", 1, ion_handle_data), "ION_SHARE": ("I", 4, ion_fd_data)}
 RPC_IOCTL_NR = {n: _IOWR(t, nr, C.sizeof(s)) for n, (t, nr, s) in RPC_IOCTL.items()}
 def rpc_sc(method:int, ins:int, outs:int, fds:int=0) -> int:
     "A call's scalars word: the method, how many in- and out-buffers, and (tinygrad's use of the low byte) how many buffers go by fd."
     return method << 24 | ins << 16 | outs << 8 | fds
-FASTRPC_INIT_CREATE, ION_SYSTEM_HEAP_ID, ION_FLAG_CACHED = 1, 25, 1
+FASTRPC_INIT_CREATE, ION_SYSTEM_HEAP_ID, ION_FLAG_CACHED, CDSP_DOMAIN = 1, 25, 1, 3
+APPS_STD = {"greeting": rpc_sc(0, 2, 2), "open": rpc_sc(19, 5, 1), "close": rpc_sc(3, 1, 0), "seek": rpc_sc(9, 1, 0), "read": rpc_sc(4, 1, 2)}
+LISTEN = rpc_sc(4, 2, 2)  # the listener's call on handle 3: (its answer's header, the answer's buffers) in, (a request's header, its buffers) out
+class ION(NamedTuple):
+    "Memory the DSP can map: its ION handle, the file descriptor shared with the DSP, this side's mapping, and the size asked for."
+    handle: int; fd: int; m: mmap.mmap; nbytes: int
 class FastRPC:
-    "The Android side of FastRPC: ION memory shared with the DSP, a process on the cDSP, libraries opened there and their methods called."
-    def __init__(self, drv):
-        self.drv, self.files = drv, {}  # files: what this side's listener serves when the DSP's loader asks for a library
-        drv.ioctl("INIT", fastrpc_ioctl_init(flags=FASTRPC_INIT_CREATE))  # a process on the cDSP (a device starts Qualcomm's signed shell)
-    def alloc(self, nbytes:int) -> tuple[int, mmap.mmap]:
-        "ION memory the DSP can map: its file descriptor, and this side's mapping of it."
-        req = ion_allocation_data(len=max(nbytes, 1), align=0x200, heap_id_mask=1 << ION_SYSTEM_HEAP_ID, flags=ION_FLAG_CACHED)
-        a = self.drv.ioctl("ION_ALLOC", req)
-        fd = self.drv.ioctl("ION_SHARE", ion_fd_data(handle=a.handle)).fd
-        return fd, self.drv.mmap(fd, max(nbytes, 1))
-    def invoke(self, handle:int, method:int, ins:list[bytes], outs:list[int], fds:list[int]=()) -> list[bytes]:
-        "Call `method` of library `handle` with in-buffers `ins`, out-buffers of sizes `outs` and ION buffers `fds`: the out-buffers' bytes."
-        keep, o = [C.create_string_buffer(x, len(x)) for x in ins], [C.create_string_buffer(n) for n in outs]
+    "The Android side of FastRPC: a process on the cDSP, ION memory shared with it, a listener thread serving the DSP's file requests "
+    "(its loader reads our libraries through it), libraries opened there and their methods called."
+    def __init__(self, drv, shell:bytes):
+        self.drv, self.files, self.fds = drv, {}, {}  # files: the libraries the listener serves by name; fds: its open ones -> [name, position]
+        drv.ioctl("GETINFO", C.c_uint32(CDSP_DOMAIN)); drv.ioctl("CONTROL", fastrpc_ioctl_control(req=3))
+        self.shell = self.alloc(len(shell)); self.shell.m[:len(shell)] = shell  # the signed shell the process on the cDSP starts from
+        drv.ioctl("INIT", fastrpc_ioctl_init(flags=FASTRPC_INIT_CREATE, file=C.addressof(C.c_char.from_buffer(self.shell.m)), filelen=len(shell),
+                                             filefd=self.shell.fd))
+        self.call(3, 3); threading.Thread(target=self.listen, daemon=True).start()  # handle 3: the listener, started, then served
+    def alloc(self, nbytes:int) -> ION:
+        req = ion_allocation_data(len=-(-max(nbytes, 1) // 4096) * 4096, align=0x200, heap_id_mask=1 << ION_SYSTEM_HEAP_ID, flags=ION_FLAG_CACHED)
+        h = self.drv.ioctl("ION_ALLOC", req).handle; fd = self.drv.ioctl("ION_SHARE", ion_fd_data(handle=h)).fd
+        return ION(h, fd, self.drv.mmap(fd, req.len), nbytes)
+    def free(self, b:ION) -> None: b.m.close(); os.close(b.fd); self.drv.ioctl("ION_FREE", ion_handle_data(b.handle))
+    def call(self, handle:int, method:int, ins:list=(), outs:list=(), fds:list[int]=()) -> None:
+        "Call `method` of `handle` with in-buffers `ins` and out-buffers `outs` (ctypes objects) and ION buffers `fds` (then INVOKE_ATTRS)."
         pra = (remote_arg * (len(ins) + len(outs) + len(fds)))()
-        for k, b in enumerate(keep + o): pra[k].buf = remote_buf(C.addressof(b), len(b))
+        for k, b in enumerate([*ins, *outs]): pra[k].buf = remote_buf(C.addressof(b), C.sizeof(b))
         for k, fd in enumerate(fds, len(ins) + len(outs)): pra[k].dma = remote_dma(fd, 0)
-        n = len(pra); fdl, attrs = (C.c_int * n)(*[-1] * (n - len(fds)), *fds), (C.c_uint32 * n)(*[0] * (n - len(fds)), *[1] * len(fds))
-        inv = fastrpc_ioctl_invoke(handle=handle, sc=rpc_sc(method, len(ins), len(outs), len(fds)), pra=C.addressof(pra))
+        inv, n = fastrpc_ioctl_invoke(handle=handle, sc=rpc_sc(method, len(ins), len(outs), len(fds)), pra=C.addressof(pra)), len(pra)
+        if not fds: self.drv.ioctl("INVOKE", inv); return
+        fdl, attrs = (C.c_int * n)(*[-1] * (n - len(fds)), *fds), (C.c_uint32 * n)(*[0] * (n - len(fds)), *[1] * len(fds))
         self.drv.ioctl("INVOKE_ATTRS", fastrpc_ioctl_invoke_attrs(inv=inv, fds=C.addressof(fdl), attrs=C.addressof(attrs)))
-        return [b.raw for b in o]
     def open(self, name:str, lib:bytes) -> int:
-        "Load library `name` on the DSP (its loader asks this side's listener for the file) with remotectl's open: the library's handle."
+        "Load library `name` on the DSP (its loader reads it through our listener) with remotectl's open: the library's handle."
         self.files[name] = lib; uri = f"file:///{name}?entry&_modver=1.0&_dom=cdsp\0".encode()
-        handle, err = np.frombuffer(self.invoke(0, 0, [np.array([len(uri), 0xff], np.uint32).tobytes(), uri], [8, 255])[0], np.uint32)
-        if err: raise RuntimeError(f"FastRPC: opening {name} on the DSP failed with error {err}")
-        return int(handle)
-class FakeAdspRPC:
-    "A MOCK of /dev/adsprpc-smd and /dev/ion: ION memory is a memfd, INIT is accepted, remotectl's open (handle 0, method 0) asks the host's "
-    "listener for the library, and INVOKE_ATTRS on a library runs its qemu program with the arguments as the DSP's `entry` would get them."
-    def __init__(self, listener): self.listener, self.calls, self.libs = listener, [], {}
+        out, err = (C.c_uint32 * 2)(), C.create_string_buffer(255)
+        self.call(0, 0, [(C.c_uint32 * 2)(len(uri), 255), C.create_string_buffer(uri, len(uri))], [out, err])
+        if out[1]: raise RuntimeError(f"FastRPC: opening {name} on the DSP failed ({out[1]}): {err.value.decode(errors='replace')}")
+        return out[0]
+    def listen(self) -> None:
+        "The listener: each call answers the DSP's last request (header: context, status, answer's length) and returns its next one."
+        head, ans, req, rbuf, ctx, status, n = (C.c_uint32 * 4)(), (C.c_uint64 * 8192)(), (C.c_uint32 * 4)(), (C.c_uint64 * 8192)(), 0, 0, 0
+        while True:
+            head[:] = [ctx, status, n, C.sizeof(rbuf)]; self.call(3, 4, [head, _sized(ans, n)], [req, rbuf])
+            ctx, sc = req[0], req[2]; bufs, at = [], 0
+            for i in range((sc >> 16 & 0xff) + (sc >> 8 & 0xff)):  # each buffer: its size (4 bytes), then its bytes from the next 8-byte boundary
+                size = C.c_uint32.from_buffer(rbuf, at).value
+                bufs.append(C.string_at(C.addressof(rbuf) + (at + 11) // 8 * 8, size) if i < sc >> 16 & 0xff else size)
+                at = (at + 11) // 8 * 8 + size if i < sc >> 16 & 0xff else at + 4
+            try: outs, status = self.serve(sc, bufs[:sc >> 16 & 0xff], bufs[sc >> 16 & 0xff:]), 0
+            except (OSError, KeyError, ValueError): outs, status = [bytes(k) for k in bufs[sc >> 16 & 0xff:]], 1
+            n = 0
+            for o in outs: C.c_uint32.from_buffer(ans, n).value = len(o); C.memmove(C.addressof(ans) + (n + 11) // 8 * 8, o, len(o)); n = (n + 11) // 8 * 8 + len(o)
+    def serve(self, sc:int, ins:list[bytes], outs:list[int]) -> list[bytes]:
+        "The apps_std file requests the DSP's loader makes, on the libraries in `files`: the out-buffers' bytes."
+        w = lambda b, k: np.frombuffer(b, np.uint32)[:k].tolist()
+        if sc == APPS_STD["open"]: name = ins[3].split(b"\0")[0].decode(); self.fds[fd := len(self.fds) + 1] = [self.files[name], 0]; return [np.uint32(fd).tobytes()]
+        if sc == APPS_STD["close"]: self.fds.pop(w(ins[0], 1)[0]); return []
+        if sc == APPS_STD["seek"]: fd, pos, whence = w(ins[0], 3); self.fds[fd][1] = pos if whence == 0 else _bad(f"seek whence {whence}"); return []
+        if sc == APPS_STD["read"]:
+            (fd, k), f = w(ins[0], 2), self.fds[w(ins[0], 1)[0]]; data = f[0][f[1]:f[1] + min(k, outs[1])]; f[1] += len(data)
+            return [np.array([len(data), not data], np.uint32).tobytes(), data.ljust(outs[1], b"\0")]
+        if sc == APPS_STD["greeting"]: return [bytes(k) for k in outs]
+        raise ValueError(f"the listener does not serve request {sc:#x}")
+def _sized(b, n:int): return (C.c_char * max(n, 1)).from_buffer(b)  # the first n bytes of buffer b, as an in-buffer of that length
+def _bad(msg:str): raise ValueError(msg)
+
+# %% ../../nbs/07_dsp.ipynb #dsp0b
+class AdspRPC:
+    "The kernel's drivers on a Snapdragon (Android, AGNOS): /dev/adsprpc-smd for FastRPC and /dev/ion for memory, each ioctl by its number."
+    def __init__(self): self.rpc, self.ion = os.open("/dev/adsprpc-smd", os.O_RDONLY | os.O_NONBLOCK), os.open("/dev/ion", os.O_RDONLY)
     def ioctl(self, name:str, s):
-        self.calls.append(name)
-        if name == "ION_ALLOC": s.handle = os.memfd_create("ion"); os.ftruncate(s.handle, -(-s.len // 4096) * 4096)
-        elif name == "ION_SHARE": s.fd = s.handle
-        elif name == "INVOKE_ATTRS": self._invoke(s.inv, (C.c_int * 256).from_address(s.fds))
+        fcntl.ioctl(self.ion if name.startswith("ION") else self.rpc, RPC_IOCTL_NR[name], s, True); return s
+    def mmap(self, fd:int, size:int) -> mmap.mmap: return mmap.mmap(fd, size)
+class FakeAdspRPC:
+    "A MOCK of /dev/adsprpc-smd and /dev/ion. ION memory is a memfd; GETINFO, CONTROL and INIT are accepted; remotectl's open plays the DSP's "
+    "loader (open, read until the end, close: apps_std requests answered by the host's listener thread); INVOKE_ATTRS on a library runs its "
+    "qemu program with the arguments as the DSP's `entry` would get them."
+    def __init__(self): self.calls, self.libs, self.runs, self.req, self.ans = [], {}, 0, queue.Queue(), queue.Queue()
+    def ioctl(self, name:str, s):
+        inv = s.inv if name == "INVOKE_ATTRS" else s
+        self.calls.append((name, inv.handle, inv.sc >> 24) if name.startswith("INVOKE") else name)
+        if name == "ION_ALLOC": s.handle = os.memfd_create("ion"); os.ftruncate(s.handle, s.len)
+        elif name == "ION_SHARE": s.fd = os.dup(s.handle)  # a new descriptor of the same memory, as the DSP gets it
+        elif name == "ION_FREE": os.close(s.handle)
+        elif name == "INIT" and not (s.flags == FASTRPC_INIT_CREATE and s.filelen): raise OSError("mock: INIT needs a shell to create a process")
+        elif name.startswith("INVOKE"): self._invoke(inv, (C.c_int * 256).from_address(s.fds) if name == "INVOKE_ATTRS" else None)
         return s
     def mmap(self, fd:int, size:int) -> mmap.mmap: return mmap.mmap(fd, size)
+    def ask(self, sc:int, ins:list[bytes], outs:list[int]) -> list[bytes]:
+        "What the DSP does: send a request to the host's listener and wait for its answer (the out-buffers' bytes)."
+        self.req.put((sc, ins, outs)); status, outs = self.ans.get()
+        if status: raise OSError(f"mock: the listener failed request {sc:#x}")
+        return outs
     def _invoke(self, inv, fds) -> None:
         sc, pra = inv.sc, (remote_arg * 256).from_address(inv.pra)
         ins, outs, nfd = sc >> 16 & 0xff, sc >> 8 & 0xff, sc & 0xff
         buf = lambda k: C.string_at(pra[k].buf.pv, pra[k].buf.len)
-        if inv.handle == 0 and sc >> 24 == 0:  # remotectl open: the loader fetches the library from the host's listener
-            name = buf(1).split(b"?")[0].decode().removeprefix("file:///")
-            path = cache_dir() / f"dsp-{hashlib.sha256(lib := self.listener(name)).hexdigest()[:24]}"
-            if not path.exists():
-                path.parent.mkdir(parents=True, exist_ok=True); tmp = path.with_suffix(f".{os.getpid()}")
-                tmp.write_bytes(lib); tmp.chmod(0o755); os.replace(tmp, path)
-            self.libs[h := len(self.libs) + 1] = path; C.memmove(pra[2].buf.pv, np.array([h, 0], np.uint32).ctypes.data, 8); return
+        if (inv.handle, sc >> 24) == (3, 4): return self._listener(buf(0), buf(1), pra)
+        if inv.handle == 3: return  # the listener's start (method 3)
+        if (inv.handle, sc >> 24) == (0, 0): return self._load(buf(1).split(b"?")[0].decode().removeprefix("file:///"), pra[2].buf.pv)
         sz, off = np.frombuffer(buf(0), np.uint32), np.frombuffer(buf(1), np.uint32)
         data = [os.pread(fds[k], int(n), int(o)) for k, n, o in zip(range(ins + outs, ins + outs + nfd), sz, off)]
         stdin = np.uint32(sc).tobytes() + buf(0) + buf(1) + b"".join(data)  # what `_start` reads
-        r = subprocess.run(["qemu-hexagon", str(self.libs[inv.handle])], input=stdin, capture_output=True)
+        r, self.runs = subprocess.run(["qemu-hexagon", str(self.libs[inv.handle])], input=stdin, capture_output=True), self.runs + 1
         if r.returncode or len(r.stdout) != 12 + sum(map(len, data)):
             raise RuntimeError(f"mock: the DSP program failed under qemu-hexagon (exit status {r.returncode}): {r.stderr.decode()[-500:]}")
         if (ret := int(np.frombuffer(r.stdout[:4], np.int32)[0])): raise RuntimeError(f"mock: entry() returned {ret}")
         C.memmove(pra[ins].buf.pv, r.stdout[4:12], 8); at = 12
         for k, d, o in zip(range(ins + outs, ins + outs + nfd), data, off): os.pwrite(fds[k], r.stdout[at:at + len(d)], int(o)); at += len(d)
-class DSPProgram:
-    "A kernel on the DSP: its library opened through FastRPC once; a call puts the buffers in ION memory, invokes method 2, copies them back."
-    def __init__(self, d:DSPDevice, name:str, lib:bytes): self.d, self.name, self.handle = d, name, d.rpc.open(f"tinylib_{name}", lib)
-    def __call__(self, *arrays:np.ndarray, global_size:tuple=(1,), **kw) -> float:
-        ion = [self.d.rpc.alloc(a.nbytes) for a in arrays]
-        try:
-            for (_, m), a in zip(ion, arrays): m[:a.nbytes] = a.tobytes()
-            sizes = np.array([a.nbytes for a in arrays] + [global_size[0]], np.uint32).tobytes()
-            t = self.d.rpc.invoke(self.handle, 2, [sizes, np.zeros(len(arrays), np.uint32).tobytes()], [8], [fd for fd, _ in ion])[0]
-            for (_, m), a in zip(ion, arrays):
-                if a.flags.writeable: a.view(np.uint8).reshape(-1)[:] = np.frombuffer(m, np.uint8, a.nbytes)
-        finally:
-            for fd, m in ion: m.close(); os.close(fd)  # the shared memory goes with its last descriptor
-        return int(np.frombuffer(t, np.uint64)[0]) * 1e-9  # under qemu: instructions, counted as 1 ns each
+    def _listener(self, head:bytes, ans:bytes, pra) -> None:
+        "The listener's call: its answer to the last request goes to the DSP's side, then it gets the next request, laid out in its buffers."
+        ctx, status, n, _ = np.frombuffer(head, np.uint32)
+        if ctx:  # an answer: each out-buffer's size, then its bytes from the next 8-byte boundary
+            outs, at = [], 0
+            while at < n: k = int(np.frombuffer(ans, np.uint32, 1, at)[0]); at = (at + 11) // 8 * 8; outs.append(ans[at:at + k]); at += k
+            self.ans.put((status, outs))
+        sc, ins, outs = self.req.get(); rbuf = b""
+        for b in ins: rbuf = rbuf + np.uint32(len(b)).tobytes(); rbuf = rbuf.ljust((len(rbuf) + 7) // 8 * 8, b"\0") + b
+        rbuf += np.array(outs, np.uint32).tobytes()
+        C.memmove(pra[2].buf.pv, np.array([ctx + 1, 0, sc, 0], np.uint32).ctypes.data, 16); C.memmove(pra[3].buf.pv, rbuf, len(rbuf))
+    def _load(self, name:str, out:int) -> None:
+        "remotectl's open: the DSP's loader reads library `name` from the host in pieces; under qemu it is the program to run."
+        fd, lib = int(np.frombuffer(self.ask(APPS_STD["open"], [b"", b"", b"", name.encode() + b"\0", b"r\0"], [4])[0], np.uint32)[0]), b""
+        while True:
+            (k, eof), data = np.frombuffer((r := self.ask(APPS_STD["read"], [np.array([fd, 1 << 15], np.uint32).tobytes()], [8, 1 << 15]))[0], np.uint32), r[1]
+            lib += data[:k]
+            if eof: break
+        self.ask(APPS_STD["close"], [np.uint32(fd).tobytes()], [])
+        path = cache_dir() / f"dsp-{hashlib.sha256(lib).hexdigest()[:24]}"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True); tmp = path.with_suffix(f".{os.getpid()}")
+            tmp.write_bytes(lib); tmp.chmod(0o755); os.replace(tmp, path)
+        self.libs[h := 0x100 + len(self.libs)] = path  # handles 0-4 are the DSP's own
+        C.memmove(out, np.array([h, 0], np.uint32).ctypes.data, 8)
 
+# %% ../../nbs/07_dsp.ipynb #dsp0c
+class DSPAllocator(Allocator):
+    "A DSP buffer is ION memory: the host reads and writes it through its mapping, the DSP maps it by file descriptor."
+    def __init__(self, rpc:FastRPC): self.rpc = rpc
+    def alloc(self, nbytes:int) -> ION: return self.rpc.alloc(nbytes)
+    def free(self, b:ION): self.rpc.free(b)
+    def copyin(self, b:ION, src:np.ndarray): b.m[:src.nbytes] = src.tobytes()
+    def copyout(self, dest:np.ndarray, b:ION): dest.view(np.uint8).reshape(-1)[:] = np.frombuffer(b.m, np.uint8, dest.nbytes)
+    def copy(self, dest:ION, src:ION, nbytes:int): dest.m[:nbytes] = src.m[:nbytes]
+class DSPProgram:
+    "A kernel's object file. Its first call links it into a library (`dsp_skel` around it) and opens that on the DSP; a call passes ION buffers."
+    def __init__(self, d:DSPDevice, name:str, obj:bytes): self.d, self.name, self.obj, self.handle = d, name, obj, None
+    def __call__(self, *bufs:ION, global_size:tuple=(1,), **kw) -> float:
+        if self.handle is None: self.handle = self.d.load([(self.name, self.obj)], [(0, list(range(len(bufs))), f"sz[{len(bufs)}]")], len(bufs))
+        return self.d.call(self.handle, bufs, global_size[0])
+DSP_SHELL = "/dsp/cdsp/fastrpc_shell_3"  # Qualcomm's signed shell a process on the cDSP starts from (on the device's file system)
 class DSPDevice(CompiledDevice):
-    host_memory = True  # the buffers live on the host; a kernel call copies them into ION memory the DSP maps, and back
     def __init__(self):
-        self.rpc = FastRPC(FakeAdspRPC(lambda name: self.rpc.files[name]))  # the mock driver; a device's /dev/adsprpc-smd is not driven yet
-        super().__init__("DSP", Allocator(), HexagonRenderer(), DSPCompiler(), lambda name, lib: DSPProgram(self, name, lib))
-    def __repr__(self): return "<Device DSP Hexagon v65 (qemu-hexagon)>"
+        self.real = os.path.exists("/dev/adsprpc-smd")  # a Snapdragon: the kernel's driver; anywhere else the mock, which runs qemu
+        self.rpc = FastRPC(AdspRPC(), Path(DSP_SHELL).read_bytes()) if self.real else FastRPC(FakeAdspRPC(), b"\x7fELF: the mock's shell")
+        super().__init__("DSP", DSPAllocator(self.rpc), HexagonRenderer(), DSPCompiler(), lambda name, obj: DSPProgram(self, name, obj))
+    def __repr__(self): return f"<Device DSP Hexagon v65 ({'/dev/adsprpc-smd' if self.real else 'qemu-hexagon'})>"
+    def load(self, kernels:list[tuple[str, bytes]], calls:list, nbuf:int) -> int:
+        "Link `kernels` with `calls` (`DSPCompiler.link`) for this DSP and open the library there: its handle."
+        lib = self.compiler.link(kernels, calls, nbuf, qemu=not self.real)
+        return self.rpc.open(f"tinylib_{hashlib.sha256(lib).hexdigest()[:16]}", lib)
+    def call(self, handle:int, bufs:list[ION], trips:int) -> float:
+        "Method 2 of library `handle` on `bufs` (the outer loop's `trips` for a single kernel): the seconds its `entry` measured."
+        sizes, offs, t = (C.c_uint32 * (len(bufs) + 1))(*[b.nbytes for b in bufs], trips), (C.c_uint32 * len(bufs))(), C.c_uint64()
+        self.rpc.call(handle, 2, [sizes, offs], [t], [b.fd for b in bufs])
+        return t.value * (1e-6 if self.real else 1e-9)  # under qemu: instructions, counted as 1 ns each
+    def graph(self, calls:list, mem:list):
+        "08's batch as one library: its `entry` calls every kernel in turn on the batch's buffers, one FastRPC call (under qemu: one process) a run."
+        used = sorted({s for _, slots in calls for s in slots}); at = {s: i for i, s in enumerate(used)}
+        kernels = list(dict.fromkeys((k.prog.name, k.prog.obj) for k, _ in calls))
+        h = self.load(kernels, [(kernels.index((k.prog.name, k.prog.obj)), [at[s] for s in slots], k.size[0]) for k, slots in calls], len(used))
+        return lambda: self.call(h, [mem[s] for s in used], 0)
     def lanes(self) -> int:
         "32-bit values in a vector: 32, one 128-byte HVX register (`DSP_LANES=0`: scalar C)."
         if (v := os.getenv("DSP_LANES", "32")) not in ("0", "32"): raise ValueError(f"DSP_LANES={v!r}: expected 0 or 32")
@@ -258,7 +370,7 @@ class DSPDevice(CompiledDevice):
         dots = lane is not None and lane.arg[1] == n and any(dot_i8_args(u, lane) for u in accs)
         return opts if dots else hand_coded_opts(Kernel(ast), 0)
     def missing(self) -> str|None:
-        if tools := [t for t in ("clang", "ld.lld", "qemu-hexagon") if shutil.which(t) is None]:
-            return f"DSP needs {', '.join(tools)} (apt install clang lld qemu-user)"
+        if tools := [t for t in ("clang", "ld.lld", "llvm-objcopy") + ("qemu-hexagon",) * (not self.real) if shutil.which(t) is None]:
+            return f"DSP needs {', '.join(tools)} (apt install clang lld llvm qemu-user)"
 Device.register("DSP", DSPDevice)
 unsupported_dtypes["DSP"] = {dtypes.float64}  # clang calls a double-precision runtime this machine has no library for
