@@ -8,7 +8,7 @@ import os, gc, json, time, ctypes, weakref, functools, numpy as np
 from pathlib import Path
 from typing import Callable
 from .tensor import Tensor, UOp, Ops, Buffer, Sym, to_dtype, patch_to, getenv, cast_np, rng_hooks, capturing, var_bounds
-from .schedule import kernel_name, in_place, kept_outputs
+from .schedule import kernel_name, in_place, kept_outputs, _reads_file
 from .runtime import cpu
 from .device import Device, CompiledKernel, device_empty, GlobalCounters, kernel_ops, kernel_mem, host_array, host_empty
 from .device import compiled_kernels, kernel_key
@@ -241,6 +241,8 @@ def _steps(items:list, sid:dict) -> tuple[list, list, list]:
     steps, libs, kernels = [], [], []
     for si, run in items:
         slots, nout = [sid[id(b)] for b in si.bufs], 1 if si.ast.op is Ops.COPY else len(si.ast.src)
+        if _reads_file(si.ast):  # 03: a copy of a view of a file, which a replay's copy of whole buffers would not see
+            raise JitError("a jitted function copies part of a file (DISK) to a device: move it there before the jitted function")
         if si.ast.op is Ops.COPY: steps.append(dict(kind="copy", dst=slots[0], src=slots[1])); continue
         if (kc := _kernel_call(si, dev := si.bufs[0].device)) is None:
             kernels.append((run, si.ast)); steps.append(dict(kind="kernel", kernel=len(kernels) - 1, slots=slots, nout=nout)); continue

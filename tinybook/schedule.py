@@ -118,18 +118,23 @@ class KernelPlan(NamedTuple):
     outs: tuple
     ast: UOp
     ins: list
+def _base(u:UOp) -> UOp: return u if u.op is Ops.BUFFER else _base(u.src[0])
+def _reads_file(u:UOp) -> bool:
+    "Is `u` a copy of a view of a file (DISK)? It reads its elements from the file's map itself: no kernel makes a copy of them first."
+    return u.op is Ops.COPY and u.src[1].st is not None and u.src[1].device.split(":")[0].upper() == "DISK"
 def create_schedule(roots:list[UOp]) -> list[KernelPlan]:
     "The kernels that compute `roots`, in dependency order."
     topo = UOp(Ops.SINK, src=tuple(roots)).toposort[:-1]
     realized = {u for u in roots if u.op is not Ops.BUFFER} | {u for u in topo if u.op in (Ops.CONTIGUOUS, Ops.COPY)}
-    realized |= {u.src[1] for u in topo if u.op is Ops.COPY and u.src[1].op is not Ops.BUFFER}
+    realized |= {u.src[1] for u in topo if u.op is Ops.COPY and u.src[1].op is not Ops.BUFFER and not _reads_file(u)}
     built = {}  # realized node -> its builder and AST, kept across restarts unless the new realized node was inlined in it
     while True:
         try:
             for u in (u for u in topo if u in realized and u not in built and u.op is not Ops.COPY):
                 kb = _KernelBuilder((u,), realized); built[u] = (kb, kb.kernel())
             if (r := _shared_reduce(built)) is not None: raise _Realize(r)
-            kernels = [KernelPlan((u,), u, [u.src[1]]) if u.op is Ops.COPY else KernelPlan((u,), built[u][1], built[u][0].inputs)
+            kernels = [KernelPlan((u,), u, [_base(u.src[1]) if _reads_file(u) else u.src[1]]) if u.op is Ops.COPY else
+                       KernelPlan((u,), built[u][1], built[u][0].inputs)
                        for u in topo if u in realized]
             return _group_outputs(kernels, roots, realized)
         except _Realize as e:
@@ -249,7 +254,8 @@ def schedule(self, *lst:Tensor) -> list[ScheduleItem]:
 def run_schedule(items:list[ScheduleItem], run=run_kernel) -> None:
     "Execute the kernels in order with `run(ast, bufs)` (numpy here; 04_codegen passes compiled kernels)."
     for si in items:
-        if si.ast.op is Ops.COPY: si.bufs[0].data = si.bufs[1].data.copy()
+        if si.ast.op is Ops.COPY:  # a copy; of a file's view (`_reads_file`), read through the view
+            si.bufs[0].data = np.array(_gather(si.bufs[1].data, si.ast.src[1].st) if _reads_file(si.ast) else si.bufs[1].data).reshape(-1)
         else: run(si.ast, si.bufs)
 
 # %% ../nbs/03_schedule.ipynb #b67745a1
