@@ -1,8 +1,8 @@
 # `make test`: set up a fresh Debian/Ubuntu machine (idempotent, quick when done), then run the README's test command.
-# `make book`: execute every notebook and write the HTML book to _site/.
+# `make book`: execute every notebook and render the book (MkDocs) to _site/; the test command does it too, before the browser test.
 # `make slow`: the dev tests against llama.cpp on the real Gemma 3 270M (the first run builds llama-cpp-python: minutes).
-APT_PKGS := gcc g++ clang lld llvm qemu-user pocl-opencl-icd ocl-icd-libopencl1 mesa-vulkan-drivers libvulkan1
-TEST_CMD := .venv/bin/nbdev_test --n_workers 2 && .venv/bin/pytest -q --nbval-lax nbs/ tests/
+APT_PKGS := gcc g++ clang lld llvm qemu-user pocl-opencl-icd ocl-icd-libopencl1 mesa-vulkan-drivers libvulkan1 chromium chromium-driver
+TEST_CMD := .venv/bin/nbdev_test --n_workers 2 && .venv/bin/python tools/book.py && .venv/bin/pytest -q tests/
 VOCAB := .cache/llama-vocab
 
 .PHONY: test book sysdeps slow

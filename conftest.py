@@ -1,4 +1,4 @@
-"Make nbval skip the notebook cells that nbdev_test skips, so the two test runners agree; skip `slow` tests unless `-m slow` asks for them."
+"`nbdev_skips`: the notebook cells nbdev_test skips (tools/book.py shows them without running them); `slow` tests run only when `-m slow` asks."
 import re
 from configparser import ConfigParser
 from pathlib import Path
@@ -22,5 +22,3 @@ def pytest_collection_modifyitems(config, items):
     slow = "slow" in (config.getoption("markexpr") or "")
     for item in items:
         if item.get_closest_marker("slow") and not slow: item.add_marker(pytest.mark.skip(reason="a slow dev test: `make slow` runs it"))
-        cell = getattr(item, "cell", None)  # nbval's IPyNbCell items carry the notebook cell
-        if cell is not None and nbdev_skips(cell.source): item.add_marker(pytest.mark.skip(reason="skipped by nbdev_test too"))

@@ -1,55 +1,83 @@
 #!/usr/bin/env python3
-"Execute every notebook in nbs/ and write the book to _site/: index.html plus one HTML page per chapter, each with a sidebar."
-import re, sys, warnings
+"""`make book`: execute the notebooks (two at a time) and render them with MkDocs (Material theme, mkdocs-jupyter) as a static
+site in _site/: parts and order from nbs/sidebar.yml, previous/next links, a table of contents per page, search, highlighted code,
+and nothing fetched from the network. Cells nbdev_test skips (hardware flags, `#| bench`, `#| model`) and NBVAL_SKIP cells are shown
+but not run; what they measured reaches the book through the result files in nbs/results/ that the next cells display.
+`--no-execute` renders the notebooks as stored (outputs stripped) in seconds; a notebook that fails to run fails the build."""
+import os, re, sys, shutil, argparse, subprocess
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-import nbformat
+import yaml, nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
-from nbconvert import HTMLExporter
 
 root = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(root))
-from conftest import nbdev_skips  # the cells nbdev_test skips (tst_flags, eval: false, nbdev_export) are shown but not run
+from conftest import nbdev_skips  # noqa: E402  the cells nbdev_test skips
 
-warnings.filterwarnings("ignore", "Cell is missing an id field")  # harmless here; nbdev_clean adds the ids
-CSS = """<style>#tb-nav{position:fixed;top:0;left:0;bottom:0;width:220px;overflow:auto;padding:1em;background:#f5f5f5;
-border-right:1px solid #ddd;font:14px/1.6 sans-serif}#tb-nav a{display:block;color:#246;text-decoration:none}
-#tb-nav a.cur{font-weight:bold}body{margin-left:250px!important}</style>"""
-
-def title(nb, stem:str) -> str:
-    "The first markdown heading of `nb`, numbered like its file (`00 Tensor`)."
-    h = next((m[1] for c in nb.cells if c.cell_type == "markdown" and (m := re.search(r"^#+\s+(.+)$", c.source, re.M))), stem)
-    return f"{stem[:2]} {h}" if stem[:2].isdigit() else h
-
-def tidy(nb):
-    "After running `nb`: drop `#| hide` and `#| default_exp` cells, strip `#|` directives and the title cell's frontmatter list."
+def tidy(nb) -> None:
+    "Drop `#| hide` and `#| default_exp` cells, the `#|` directives of the others and the title cell's frontmatter (`- order: 3`); links "
+    "to notebooks go to their pages; headings lose their backticks (mkdocs-jupyter's table of contents drops code from the anchors it "
+    "links, nbconvert's heading ids keep it)."
     nb.cells = [c for c in nb.cells if not re.match(r"#\|\s*(hide|default_exp)\b", c.source.lstrip())]
     for c in nb.cells:
-        if c.cell_type == "code": c.source = re.sub(r"^#\|.*\n?", "", c.source, flags=re.M)
-    first_md = next((c for c in nb.cells if c.cell_type == "markdown"), None)
-    if first_md: first_md.source = re.sub(r"^- \w+: .*\n?", "", first_md.source, flags=re.M)
+        if c.cell_type == "code": c.source = re.sub(r"^#\|.*\n?", "", c.source, flags=re.M).strip()
+        else:
+            c.source = re.sub(r"\]\((?:\.\./)?(?:nbs/)?([\w.-]+)\.ipynb(#[\w-]*)?\)", r"](\1.html\2)", c.source)
+            c.source = re.sub(r"^#{1,6} .*$", lambda m: m[0].replace("`", ""), c.source, flags=re.M)
+    if md := next((c for c in nb.cells if c.cell_type == "markdown"), None): md.source = re.sub(r"^- \w+: .*\n?", "", md.source, flags=re.M)
 
-def page(nb, name:str, pages:dict) -> str:
-    "HTML for notebook `nb` (page `name`) with a sidebar linking every page in `pages` (name -> title)."
-    html, _ = HTMLExporter(template_name="lab").from_notebook_node(nb, resources={"metadata": {"name": pages[name]}})
-    links = "".join(f'<a href="{n}.html"{" class=cur" if n == name else ""}>{t}</a>' for n, t in pages.items())
-    html = html.replace("</head>", CSS + "</head>", 1)
-    html = re.sub(r"<body[^>]*>", lambda m: f'{m[0]}<nav id="tb-nav">{links}</nav>', html, count=1)
-    return re.sub(r'href="(?!https?:)([\w./-]+)\.ipynb', r'href="\1.html', html)
+def build(path:Path, out:Path, execute:bool) -> str|None:
+    "Run notebook `path` (unless not `execute`), tidy it and write it to `out`: None, or the error that stopped it."
+    nb, err = nbformat.read(path, as_version=4), None
+    for c in nb.cells:
+        if c.cell_type == "code" and (nbdev_skips(c.source) or "NBVAL_SKIP" in c.source): c.metadata.setdefault("tags", []).append("skip-execution")
+    if execute:
+        try: NotebookClient(nb, timeout=1200, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+        except CellExecutionError as e: err = str(e)
+    tidy(nb)
+    nbformat.write(nb, out / path.name)
+    return err
 
-if __name__ == "__main__":
-    paths = sorted((root / "nbs").glob("*.ipynb"), key=lambda p: (p.stem != "index", p.stem))
-    nbs = {p.stem: nbformat.read(p, as_version=4) for p in paths}
-    pages = {stem: title(nb, stem) for stem, nb in nbs.items()}
-    (site := root / "_site").mkdir(exist_ok=True)
-    failed = []
-    for stem, nb in nbs.items():
-        for c in nb.cells:
-            if c.cell_type == "code" and nbdev_skips(c.source): c.metadata.setdefault("tags", []).append("skip-execution")
-        print(f"executing {stem}.ipynb", flush=True)
-        try: NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(root / "nbs")}}).execute()
-        except CellExecutionError as e: failed.append(stem); print(f"{stem}.ipynb failed (its page shows the error):\n{e}", file=sys.stderr)
-        tidy(nb)
-        (site / f"{stem}.html").write_text(page(nb, stem, pages), encoding="utf-8")
-    print(f"wrote {len(nbs)} pages to {site}/" + (f"; failed: {', '.join(failed)}" if failed else ""))
-    sys.exit(1 if failed else 0)
+def title(path:Path) -> str:
+    "A page's title in the navigation: its first heading, numbered like its file (`00 Tensor`)."
+    nb = nbformat.read(path, as_version=4)
+    h = next((m[1] for c in nb.cells if c.cell_type == "markdown" and (m := re.search(r"^#\s+(.+)$", c.source, re.M))), path.stem)
+    return f"{path.stem[:2]} {h.split(':')[0]}" if path.stem[:2].isdigit() else h
+
+def nav(items:list, nbs:Path) -> list:
+    "sidebar.yml's `contents` as MkDocs' `nav`: a page is {title: file}, a part is {name: [pages]}."
+    return [{it["section"]: nav(it["contents"], nbs)} if isinstance(it, dict) else {title(nbs / it): it} for it in items]
+
+def config(pages:list, docs:Path, site:Path) -> dict:
+    return {"site_name": "tinybook", "site_description": "A deep-learning stack built in notebooks, the way tinygrad does it",
+            "docs_dir": str(docs), "site_dir": str(site), "use_directory_urls": False, "nav": pages,
+            "theme": {"name": "material", "font": False,  # no Google Fonts: the site works offline
+                      "features": ["navigation.sections", "navigation.footer", "navigation.top", "toc.follow", "search.highlight",
+                                   "content.code.copy"],
+                      "palette": {"primary": "blue grey", "accent": "deep orange"}},
+            "plugins": ["search", {"mkdocs-jupyter": {"include_requirejs": False, "custom_mathjax_url": "data:text/javascript,",  # no math
+                                                      "toc_depth": 3, "highlight_extra_classes": "", "remove_tag_config": {}}}]}
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--no-execute", action="store_true", help="render the notebooks as stored, without running them")
+    ap.add_argument("--workers", type=int, default=2, help="notebooks run at once")
+    args, nbs = ap.parse_args(), root / "nbs"
+    side = yaml.safe_load((nbs / "sidebar.yml").read_text())["website"]["sidebar"]["contents"]
+    files = [nbs / f for f in re.findall(r"[\w.-]+\.ipynb", yaml.safe_dump(side))]
+    docs, site = root / "_build" / "book", root / "_site"
+    shutil.rmtree(docs, ignore_errors=True); shutil.copytree(nbs / "results", docs / "results")
+    big = lambda p: -p.stat().st_size  # the largest first: two workers finish together
+    with ProcessPoolExecutor(args.workers) as ex:
+        order = sorted(files, key=big)
+        errs = {p.name: e for p, e in zip(order, ex.map(build, order, [docs] * len(order), [not args.no_execute] * len(order))) if e}
+    (cfg := root / "_build" / "mkdocs.yml").write_text(yaml.safe_dump(config(nav(side, nbs), docs, site), sort_keys=False))
+    shutil.rmtree(site, ignore_errors=True)
+    quiet = os.environ | {"NO_MKDOCS_2_WARNING": "1"}  # Material's notice about its successor
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(cfg)], check=True, env=quiet)
+    for name, e in errs.items(): print(f"{name} failed:\n{e}", file=sys.stderr)
+    print(f"wrote {len(files)} pages to {site}/" + (f"; failed: {', '.join(errs)}" if errs else ""))
+    sys.exit(1 if errs else 0)
+
+if __name__ == "__main__": main()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os, mmap, fcntl, queue, shutil, hashlib, threading, subprocess, tempfile, ctypes as C, numpy as np
 from typing import NamedTuple
 from pathlib import Path
-from ..tensor import UOp, Ops, DType, dtypes, unsupported_dtypes
+from ..tensor import UOp, Ops, DType, dtypes, unsupported_dtypes, patch_to
 from ..renderer import FreestandingCRenderer, lane_values, dot_i8_args
 from ..codegen import Kernel, hand_coded_opts
 from ..device import Allocator, Compiler, CompiledDevice, Device, cache_dir
@@ -98,6 +98,8 @@ CALLS
   return 0;
 }
 """
+
+# %% ../../nbs/07_dsp.ipynb #dspqemu
 DSP_QEMU = r"""
 static long sys6(long n, long a, long b, long c, long d, long e, long f) {  /* a Linux system call: trap0(#1), its number in r6 */
   register long r0 __asm__("r0") = a; register long r1 __asm__("r1") = b; register long r2 __asm__("r2") = c;
@@ -132,6 +134,8 @@ def dsp_skel(calls:list[tuple[int, list[int], int|str]], nbuf:int, qemu:bool) ->
     decls = "".join(f"void k{k}({'void *, ' * len(b)}int, int);\n" for k, b in {k: b for k, b, _ in calls}.items())
     body = "".join(f"  k{k}({', '.join(f'b[{i}]' for i in b)}, 0, {n});\n" for k, b, n in calls)
     return (DSP_SKEL + DSP_QEMU * qemu).replace("DECLS\n", decls).replace("CALLS\n", body).replace("NBUF", str(nbuf))
+
+# %% ../../nbs/07_dsp.ipynb #dspcomp
 class HexagonRenderer(FreestandingCRenderer):
     "04a's freestanding C with `DSP_RUNTIME` before the kernel; vectors are HVX's."
     device, host_dot, dots = "DSP", False, True  # 04a's generic vector C, which clang turns into HVX; int8 dots: vrmpy (`c_dot_i8`)
@@ -189,6 +193,8 @@ def rpc_sc(method:int, ins:int, outs:int, fds:int=0) -> int:
 FASTRPC_INIT_CREATE, ION_SYSTEM_HEAP_ID, ION_FLAG_CACHED, CDSP_DOMAIN = 1, 25, 1, 3
 APPS_STD = {"greeting": rpc_sc(0, 2, 2), "open": rpc_sc(19, 5, 1), "close": rpc_sc(3, 1, 0), "seek": rpc_sc(9, 1, 0), "read": rpc_sc(4, 1, 2)}
 LISTEN = rpc_sc(4, 2, 2)  # the listener's call on handle 3: (its answer's header, the answer's buffers) in, (a request's header, its buffers) out
+
+# %% ../../nbs/07_dsp.ipynb #dsprpc
 class ION(NamedTuple):
     "Memory the DSP can map: its ION handle, the file descriptor shared with the DSP, this side's mapping, and the size asked for."
     handle: int; fd: int; m: mmap.mmap; nbytes: int
@@ -223,33 +229,46 @@ class FastRPC:
         self.call(0, 0, [(C.c_uint32 * 2)(len(uri), 255), C.create_string_buffer(uri, len(uri))], [out, err])
         if out[1]: raise RuntimeError(f"FastRPC: opening {name} on the DSP failed ({out[1]}): {err.value.decode(errors='replace')}")
         return out[0]
-    def listen(self) -> None:
-        "The listener: each call answers the DSP's last request (header: context, status, answer's length) and returns its next one."
-        head, ans, req, rbuf, ctx, status, n = (C.c_uint32 * 4)(), (C.c_uint64 * 8192)(), (C.c_uint32 * 4)(), (C.c_uint64 * 8192)(), 0, 0, 0
-        while True:
-            head[:] = [ctx, status, n, C.sizeof(rbuf)]; self.call(3, 4, [head, _sized(ans, n)], [req, rbuf])
-            ctx, sc = req[0], req[2]; bufs, at = [], 0
-            for i in range((sc >> 16 & 0xff) + (sc >> 8 & 0xff)):  # each buffer: its size (4 bytes), then its bytes from the next 8-byte boundary
-                size = C.c_uint32.from_buffer(rbuf, at).value
-                bufs.append(C.string_at(C.addressof(rbuf) + (at + 11) // 8 * 8, size) if i < sc >> 16 & 0xff else size)
-                at = (at + 11) // 8 * 8 + size if i < sc >> 16 & 0xff else at + 4
-            try: outs, status = self.serve(sc, bufs[:sc >> 16 & 0xff], bufs[sc >> 16 & 0xff:]), 0
-            except (OSError, KeyError, ValueError): outs, status = [bytes(k) for k in bufs[sc >> 16 & 0xff:]], 1
-            n = 0
-            for o in outs: C.c_uint32.from_buffer(ans, n).value = len(o); C.memmove(C.addressof(ans) + (n + 11) // 8 * 8, o, len(o)); n = (n + 11) // 8 * 8 + len(o)
-    def serve(self, sc:int, ins:list[bytes], outs:list[int]) -> list[bytes]:
-        "The apps_std file requests the DSP's loader makes, on the libraries in `files`: the out-buffers' bytes."
-        w = lambda b, k: np.frombuffer(b, np.uint32)[:k].tolist()
-        if sc == APPS_STD["open"]: name = ins[3].split(b"\0")[0].decode(); self.fds[fd := len(self.fds) + 1] = [self.files[name], 0]; return [np.uint32(fd).tobytes()]
-        if sc == APPS_STD["close"]: self.fds.pop(w(ins[0], 1)[0]); return []
-        if sc == APPS_STD["seek"]: fd, pos, whence = w(ins[0], 3); self.fds[fd][1] = pos if whence == 0 else _bad(f"seek whence {whence}"); return []
-        if sc == APPS_STD["read"]:
-            (fd, k), f = w(ins[0], 2), self.fds[w(ins[0], 1)[0]]; data = f[0][f[1]:f[1] + min(k, outs[1])]; f[1] += len(data)
-            return [np.array([len(data), not data], np.uint32).tobytes(), data.ljust(outs[1], b"\0")]
-        if sc == APPS_STD["greeting"]: return [bytes(k) for k in outs]
-        raise ValueError(f"the listener does not serve request {sc:#x}")
-def _sized(b, n:int): return (C.c_char * max(n, 1)).from_buffer(b)  # the first n bytes of buffer b, as an in-buffer of that length
-def _bad(msg:str): raise ValueError(msg)
+
+# %% ../../nbs/07_dsp.ipynb #dsplist
+def _a8(n:int) -> int: return (n + 7) // 8 * 8
+def _pack(buf, parts:list[bytes]) -> int:
+    "Lay `parts` out in ctypes buffer `buf` as the listener's messages do (each one's size, its bytes from the next 8-byte boundary): bytes used."
+    n = 0
+    for b in parts: C.c_uint32.from_buffer(buf, n).value = len(b); C.memmove(C.addressof(buf) + _a8(n + 4), b, len(b)); n = _a8(n + 4) + len(b)
+    return n
+@patch_to(FastRPC)
+def listen(self) -> None:
+    "The listener: each call answers the DSP's last request (its context, a status, the answer) and returns the next one."
+    head, ans, req, rbuf, ctx, status, n = (C.c_uint32 * 4)(), (C.c_uint64 * 8192)(), (C.c_uint32 * 4)(), (C.c_uint64 * 8192)(), 0, 0, 0
+    while True:
+        head[:] = [ctx, status, n, C.sizeof(rbuf)]
+        try: self.call(3, 4, [head, (C.c_char * n).from_buffer(ans)], [req, rbuf])
+        except OSError: continue  # the driver cut the wait short: ask again, as tinygrad does
+        ctx, sc, ins, outs, at = req[0], req[2], [], [], 0
+        for i in range((sc >> 16 & 0xff) + (sc >> 8 & 0xff)):  # in-buffers: a size, the bytes from the next 8-byte boundary; then out sizes
+            size = C.c_uint32.from_buffer(rbuf, at).value
+            if i < sc >> 16 & 0xff: ins.append(C.string_at(C.addressof(rbuf) + _a8(at + 4), size)); at = _a8(at + 4) + size
+            else: outs.append(size); at += 4
+        try: got, status = self.serve(sc, ins, outs), 0
+        except (OSError, KeyError, ValueError): got, status = [bytes(k) for k in outs], 1
+        n = _pack(ans, got)
+@patch_to(FastRPC)
+def serve(self, sc:int, ins:list[bytes], outs:list[int]) -> list[bytes]:
+    "Answer one apps_std request of the DSP's loader, on the libraries in `files`: the out-buffers' bytes."
+    fd, k, whence = np.frombuffer(ins[0].ljust(12, b"\0")[:12], np.uint32).tolist() if ins else (0, 0, 0)  # a file, a count or position
+    if sc == APPS_STD["open"]:
+        self.fds[new := max(self.fds, default=0) + 1] = [self.files[ins[3].split(b"\0")[0].decode()], 0]
+        return [np.uint32(new).tobytes()]
+    if sc == APPS_STD["close"]: del self.fds[fd]; return []
+    if sc == APPS_STD["seek"]:
+        if whence: raise ValueError(f"the listener seeks from the start of a file only, not whence={whence}")
+        self.fds[fd][1] = k; return []
+    if sc == APPS_STD["read"]:
+        f = self.fds[fd]; data = f[0][f[1]:f[1] + min(k, outs[1])]; f[1] += len(data)
+        return [np.array([len(data), not data], np.uint32).tobytes(), data.ljust(outs[1], b"\0")]
+    if sc == APPS_STD["greeting"]: return [bytes(k) for k in outs]
+    raise ValueError(f"the listener does not serve request {sc:#x}")
 
 # %% ../../nbs/07_dsp.ipynb #dsp0b
 class AdspRPC:
@@ -262,7 +281,7 @@ class FakeAdspRPC:
     "A MOCK of /dev/adsprpc-smd and /dev/ion. ION memory is a memfd; GETINFO, CONTROL and INIT are accepted; remotectl's open plays the DSP's "
     "loader (open, read until the end, close: apps_std requests answered by the host's listener thread); INVOKE_ATTRS on a library runs its "
     "qemu program with the arguments as the DSP's `entry` would get them."
-    def __init__(self): self.calls, self.libs, self.runs, self.req, self.ans = [], {}, 0, queue.Queue(), queue.Queue()
+    def __init__(self): self.calls, self.libs, self.runs, self.ctx, self.req, self.ans = [], {}, 0, 0, queue.Queue(), queue.Queue()
     def ioctl(self, name:str, s):
         inv = s.inv if name == "INVOKE_ATTRS" else s
         self.calls.append((name, inv.handle, inv.sc >> 24) if name.startswith("INVOKE") else name)
@@ -294,31 +313,33 @@ class FakeAdspRPC:
         if (ret := int(np.frombuffer(r.stdout[:4], np.int32)[0])): raise RuntimeError(f"mock: entry() returned {ret}")
         C.memmove(pra[ins].buf.pv, r.stdout[4:12], 8); at = 12
         for k, d, o in zip(range(ins + outs, ins + outs + nfd), data, off): os.pwrite(fds[k], r.stdout[at:at + len(d)], int(o)); at += len(d)
-    def _listener(self, head:bytes, ans:bytes, pra) -> None:
-        "The listener's call: its answer to the last request goes to the DSP's side, then it gets the next request, laid out in its buffers."
-        ctx, status, n, _ = np.frombuffer(head, np.uint32)
-        if ctx:  # an answer: each out-buffer's size, then its bytes from the next 8-byte boundary
-            outs, at = [], 0
-            while at < n: k = int(np.frombuffer(ans, np.uint32, 1, at)[0]); at = (at + 11) // 8 * 8; outs.append(ans[at:at + k]); at += k
-            self.ans.put((status, outs))
-        sc, ins, outs = self.req.get(); rbuf = b""
-        for b in ins: rbuf = rbuf + np.uint32(len(b)).tobytes(); rbuf = rbuf.ljust((len(rbuf) + 7) // 8 * 8, b"\0") + b
-        rbuf += np.array(outs, np.uint32).tobytes()
-        C.memmove(pra[2].buf.pv, np.array([ctx + 1, 0, sc, 0], np.uint32).ctypes.data, 16); C.memmove(pra[3].buf.pv, rbuf, len(rbuf))
-    def _load(self, name:str, out:int) -> None:
-        "remotectl's open: the DSP's loader reads library `name` from the host in pieces; under qemu it is the program to run."
-        fd, lib = int(np.frombuffer(self.ask(APPS_STD["open"], [b"", b"", b"", name.encode() + b"\0", b"r\0"], [4])[0], np.uint32)[0]), b""
-        while True:
-            (k, eof), data = np.frombuffer((r := self.ask(APPS_STD["read"], [np.array([fd, 1 << 15], np.uint32).tobytes()], [8, 1 << 15]))[0], np.uint32), r[1]
-            lib += data[:k]
-            if eof: break
-        self.ask(APPS_STD["close"], [np.uint32(fd).tobytes()], [])
-        path = cache_dir() / f"dsp-{hashlib.sha256(lib).hexdigest()[:24]}"
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True); tmp = path.with_suffix(f".{os.getpid()}")
-            tmp.write_bytes(lib); tmp.chmod(0o755); os.replace(tmp, path)
-        self.libs[h := 0x100 + len(self.libs)] = path  # handles 0-4 are the DSP's own
-        C.memmove(out, np.array([h, 0], np.uint32).ctypes.data, 8)
+
+# %% ../../nbs/07_dsp.ipynb #dspmockl
+@patch_to(FakeAdspRPC)
+def _listener(self, head:bytes, ans:bytes, pra) -> None:
+    "The listener's call: its answer to the last request goes to the DSP's side, then it gets the next request, laid out in its buffers."
+    ctx, status, n, _ = np.frombuffer(head, np.uint32)
+    if ctx:  # an answer: each out-buffer's size, then its bytes from the next 8-byte boundary
+        outs, at = [], 0
+        while at < n: k = int(np.frombuffer(ans, np.uint32, 1, at)[0]); outs.append(ans[_a8(at + 4):_a8(at + 4) + k]); at = _a8(at + 4) + k
+        self.ans.put((status, outs))
+    sc, ins, outs = self.req.get(); self.ctx += 1
+    rbuf = (C.c_uint64 * 8192)(); at = _pack(rbuf, ins); (C.c_uint32 * len(outs)).from_buffer(rbuf, at)[:] = outs
+    C.memmove(pra[2].buf.pv, np.array([self.ctx, 0, sc, 0], np.uint32).ctypes.data, 16); C.memmove(pra[3].buf.pv, rbuf, at + 4 * len(outs))
+@patch_to(FakeAdspRPC)
+def _load(self, name:str, out:int) -> None:
+    "remotectl's open: the DSP's loader reads library `name` from the host in pieces; under qemu it is the program to run."
+    fd, lib, eof = np.frombuffer(self.ask(APPS_STD["open"], [b"", b"", b"", name.encode() + b"\0", b"r\0"], [4])[0], np.uint32)[0], b"", 0
+    while not eof:
+        got, data = self.ask(APPS_STD["read"], [np.array([fd, 1 << 15], np.uint32).tobytes()], [8, 1 << 15])
+        k, eof = np.frombuffer(got, np.uint32).tolist(); lib += data[:k]
+    self.ask(APPS_STD["close"], [np.uint32(fd).tobytes()], [])
+    path = cache_dir() / f"dsp-{hashlib.sha256(lib).hexdigest()[:24]}"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True); tmp = path.with_suffix(f".{os.getpid()}")
+        tmp.write_bytes(lib); tmp.chmod(0o755); os.replace(tmp, path)
+    self.libs[h := 0x100 + len(self.libs)] = path  # handles 0-4 are the DSP's own
+    C.memmove(out, np.array([h, 0], np.uint32).ctypes.data, 8)
 
 # %% ../../nbs/07_dsp.ipynb #dsp0c
 class DSPAllocator(Allocator):
@@ -335,6 +356,8 @@ class DSPProgram:
     def __call__(self, *bufs:ION, global_size:tuple=(1,), **kw) -> float:
         if self.handle is None: self.handle = self.d.load([(self.name, self.obj)], [(0, list(range(len(bufs))), f"sz[{len(bufs)}]")], len(bufs))
         return self.d.call(self.handle, bufs, global_size[0])
+
+# %% ../../nbs/07_dsp.ipynb #dspdev
 DSP_SHELL = "/dsp/cdsp/fastrpc_shell_3"  # Qualcomm's signed shell a process on the cDSP starts from (on the device's file system)
 class DSPDevice(CompiledDevice):
     def __init__(self):
