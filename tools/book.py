@@ -51,7 +51,7 @@ def nav(items:list, nbs:Path) -> list:
 
 def config(pages:list, docs:Path, site:Path) -> dict:
     return {"site_name": "tinybook", "site_description": "A deep-learning stack built in notebooks, the way tinygrad does it",
-            "docs_dir": str(docs), "site_dir": str(site), "use_directory_urls": False, "nav": pages,
+            "docs_dir": str(docs), "site_dir": str(site), "use_directory_urls": False, "nav": pages, "extra_css": ["book.css"],
             "theme": {"name": "material", "font": False,  # no Google Fonts: the site works offline
                       "features": ["navigation.sections", "navigation.footer", "navigation.top", "toc.follow", "search.highlight",
                                    "content.code.copy"],
@@ -68,6 +68,7 @@ def main():
     files = [nbs / f for f in re.findall(r"[\w.-]+\.ipynb", yaml.safe_dump(side))]
     docs, site = root / "_build" / "book", root / "_site"
     shutil.rmtree(docs, ignore_errors=True); shutil.copytree(nbs / "results", docs / "results")
+    (docs / "book.css").write_text(".md-grid { max-width: 92rem; }\n")  # the chapters' code is up to 120 characters wide
     big = lambda p: -p.stat().st_size  # the largest first: two workers finish together
     with ProcessPoolExecutor(args.workers) as ex:
         order = sorted(files, key=big)
