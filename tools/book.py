@@ -33,7 +33,8 @@ def build(path:Path, out:Path, execute:bool) -> str|None:
     for c in nb.cells:
         if c.cell_type == "code" and (nbdev_skips(c.source) or "NBVAL_SKIP" in c.source): c.metadata.setdefault("tags", []).append("skip-execution")
     if execute:
-        try: NotebookClient(nb, timeout=1200, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+        try: NotebookClient(nb, timeout=1200, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}},
+                            extra_arguments=["--IPKernelApp.log_level=ERROR"]).execute()  # not its warning about TCP on loopback
         except CellExecutionError as e: err = str(e)
     tidy(nb)
     nbformat.write(nb, out / path.name)
