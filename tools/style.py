@@ -19,7 +19,7 @@ def measure(path:Path) -> dict:
     return {"prose %": round(100 * prose / max(prose + code, 1)), "exported cells": len(exported),
             "median": statistics.median(exported) if exported else 0, "max": max(exported, default=0), "code run": longest,
             "> 120": sum(len(line) > 120 for s, t in src if t == "code" and s.startswith("#| export") for line in s.splitlines()),
-            "exercises": bool(re.search(r"\*\*Exercises\*\*|^#+ Exercises", md, re.M)), "next link": bool(re.search(r"Next: ", md))}
+            "exercises": bool(re.search(r"\*\*Exercises\*\*|^#+ Exercises|Exercises:", md, re.M)), "next link": bool(re.search(r"^Next: \[", md, re.M))}
 
 if __name__ == "__main__":
     root = Path(__file__).resolve().parent.parent
