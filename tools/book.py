@@ -40,15 +40,9 @@ def build(path:Path, out:Path, execute:bool) -> str|None:
     nbformat.write(nb, out / path.name)
     return err
 
-def title(path:Path) -> str:
-    "A page's title in the navigation: its first heading, numbered like its file (`00 Tensor`)."
-    nb = nbformat.read(path, as_version=4)
-    h = next((m[1] for c in nb.cells if c.cell_type == "markdown" and (m := re.search(r"^#\s+(.+)$", c.source, re.M))), path.stem)
-    return f"{path.stem[:2]} {h.split(':')[0]}" if path.stem[:2].isdigit() else h
-
-def nav(items:list, nbs:Path) -> list:
-    "sidebar.yml's `contents` as MkDocs' `nav`: a page is {title: file}, a part is {name: [pages]}."
-    return [{it["section"]: nav(it["contents"], nbs)} if isinstance(it, dict) else {title(nbs / it): it} for it in items]
+def nav(items:list) -> list:
+    "sidebar.yml's `contents` as MkDocs' `nav`: a page is its file (titled by its first heading), a part is {name: [pages]}."
+    return [{it["section"]: nav(it["contents"])} if isinstance(it, dict) else it for it in items]
 
 def config(pages:list, docs:Path, site:Path) -> dict:
     return {"site_name": "tinybook", "site_description": "A deep-learning stack built in notebooks, the way tinygrad does it",
@@ -68,13 +62,13 @@ def main():
     side = yaml.safe_load((nbs / "sidebar.yml").read_text())["website"]["sidebar"]["contents"]
     files = [nbs / f for f in re.findall(r"[\w.-]+\.ipynb", yaml.safe_dump(side))]
     docs, site = root / "_build" / "book", root / "_site"
-    shutil.rmtree(docs, ignore_errors=True); shutil.copytree(nbs / "results", docs / "results")
+    shutil.rmtree(docs, ignore_errors=True); docs.mkdir(parents=True)
     (docs / "book.css").write_text(".md-grid { max-width: 92rem; }\n")  # the chapters' code is up to 120 characters wide
     big = lambda p: -p.stat().st_size  # the largest first: two workers finish together
     with ProcessPoolExecutor(args.workers) as ex:
         order = sorted(files, key=big)
         errs = {p.name: e for p, e in zip(order, ex.map(build, order, [docs] * len(order), [not args.no_execute] * len(order))) if e}
-    (cfg := root / "_build" / "mkdocs.yml").write_text(yaml.safe_dump(config(nav(side, nbs), docs, site), sort_keys=False))
+    (cfg := root / "_build" / "mkdocs.yml").write_text(yaml.safe_dump(config(nav(side), docs, site), sort_keys=False))
     shutil.rmtree(site, ignore_errors=True)
     quiet = os.environ | {"NO_MKDOCS_2_WARNING": "1"}  # Material's notice about its successor
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(cfg)], check=True, env=quiet)

@@ -202,7 +202,7 @@ class FastRPC:
     "The Android side of FastRPC: a process on the cDSP, ION memory shared with it, a listener thread serving the DSP's file requests "
     "(its loader reads our libraries through it), libraries opened there and their methods called."
     def __init__(self, drv, shell:bytes):
-        self.drv, self.files, self.fds = drv, {}, {}  # files: the libraries the listener serves by name; fds: its open ones -> [name, position]
+        self.drv, self.files, self.fds = drv, {}, {}  # files: the libraries the listener serves by name; fds: open ones -> [bytes, position]
         drv.ioctl("GETINFO", C.c_uint32(CDSP_DOMAIN)); drv.ioctl("CONTROL", fastrpc_ioctl_control(req=3))
         self.shell = self.alloc(len(shell)); self.shell.m[:len(shell)] = shell  # the signed shell the process on the cDSP starts from
         drv.ioctl("INIT", fastrpc_ioctl_init(flags=FASTRPC_INIT_CREATE, file=C.addressof(C.c_char.from_buffer(self.shell.m)), filelen=len(shell),
@@ -301,7 +301,7 @@ class FakeAdspRPC:
         sc, pra = inv.sc, (remote_arg * 256).from_address(inv.pra)
         ins, outs, nfd = sc >> 16 & 0xff, sc >> 8 & 0xff, sc & 0xff
         buf = lambda k: C.string_at(pra[k].buf.pv, pra[k].buf.len)
-        if (inv.handle, sc >> 24) == (3, 4): return self._listener(buf(0), buf(1), pra)
+        if inv.handle == 3 and sc == LISTEN: return self._listener(buf(0), buf(1), pra)
         if inv.handle == 3: return  # the listener's start (method 3)
         if (inv.handle, sc >> 24) == (0, 0): return self._load(buf(1).split(b"?")[0].decode().removeprefix("file:///"), pra[2].buf.pv)
         sz, off = np.frombuffer(buf(0), np.uint32), np.frombuffer(buf(1), np.uint32)
