@@ -299,6 +299,8 @@ def _slice(i, a, v):
         m = max(0, -(-(e - s) // st))
         x = x[tuple([slice(None)] * ax + [slice(s, s + (m - 1) * st + 1 if m else s, st)])]
     return x
+
+# %% ../nbs/10_onnx.ipynb #osh1c
 @op("Gather")
 def _gather(i, a, v):
     x, ax = i[0], a.get("axis", 0) % i[0].ndim
@@ -329,6 +331,8 @@ def _gathernd(i, a, v):
     lin = functools.reduce(Tensor.add, [(idx[..., j] % inner[j]) * math.prod(inner[j + 1:]) for j in range(k)])
     lin = lin + (Tensor.arange(nb, device=x.device) * math.prod(inner)).reshape(list(idx.shape[:b]) + [1] * (idx.ndim - 1 - b))  # batch offsets
     return x.reshape(nb * math.prod(inner), *x.shape[b + k:])[lin.cast(dtypes.int64)]
+
+# %% ../nbs/10_onnx.ipynb #osh2c
 @op("CenterCropPad")
 def _ccp(i, a, v):
     x = i[0]; axes = [d % x.ndim for d in a.get("axes", range(x.ndim))]
@@ -341,6 +345,8 @@ def _expand(i, a, v):
     return i[0].reshape(shape).expand([max(p, q) for p, q in zip(shape, [1] * (len(shape) - len(s)) + s)])
 @op("Tile")
 def _tile(i, a, v): return i[0].repeat(ints(i[1]))
+
+# %% ../nbs/10_onnx.ipynb #osh3c
 @op("Shape")
 def _shape(i, a, v): return Tensor(np.array(i[0].shape[a.get("start", 0):a.get("end", None)], np.int64), device=i[0].device)
 @op("Size")
@@ -454,6 +460,8 @@ def _gap(i, a, v): return i[0].mean(tuple(range(2, i[0].ndim)), keepdim=True)
 def _gmp(i, a, v): return i[0].max(tuple(range(2, i[0].ndim)), keepdim=True)
 @op("GlobalLpPool")
 def _glp(i, a, v): q = a.get("p", 2); return i[0].abs().pow(q).sum(tuple(range(2, i[0].ndim)), keepdim=True).pow(1 / q)
+
+# %% ../nbs/10_onnx.ipynb #onx1c
 @op("BatchNormalization")
 def _bn(i, a, v):
     if a.get("training_mode", 0): raise OnnxError("BatchNormalization: training_mode=1 is not supported (inference only)")
@@ -496,6 +504,8 @@ def _gemm(i, a, v):
     return y if opt(i, 2) is None else y + i[2] * a.get("beta", 1.0)
 @op("Einsum")
 def _einsum(i, a, v): return Tensor.einsum(a["equation"], *i)
+
+# %% ../nbs/10_onnx.ipynb #onx2c
 def _taps(mode:str, a:dict, r:float, s:float) -> list[float]:
     "Resize's weights for the neighbours of a source position `r` past an integer (1 when on one), at scale `s`."
     if mode == "nearest":
@@ -553,6 +563,8 @@ def _resize(i, a, v):
         if out is not None:  # tf_crop_and_resize: outside the input, the extrapolation value
             y = Tensor(out.reshape([-1 if e == d else 1 for e in range(n)]), device=x.device).where(a.get("extrapolation_value", 0.0), y)
     return y.round().cast(x.dtype) if dtypes.is_int(x.dtype) else y.cast(x.dtype)
+
+# %% ../nbs/10_onnx.ipynb #onx3c
 def _nll(logp:Tensor, target:Tensor, w:Tensor|None, a:dict) -> Tensor:
     "The negative log-likelihood of classes `target` (N, d...) under log-probabilities `logp` (N, C, d...), weighted and reduced as `a` says."
     c = logp.shape[1]
@@ -613,6 +625,8 @@ def _affine_grid(i, a, v):
     ax = [np.linspace(-1, 1, n) if a.get("align_corners", 0) else (np.arange(n) * 2 + 1) / n - 1 for n in sp]  # pixel centres in [-1, 1]
     base = np.stack([*np.meshgrid(*ax, indexing="ij")[::-1], np.ones(sp)], -1).reshape(-1, len(sp) + 1)  # (x, y[, z], 1) per point
     return (Tensor(base.astype(np.float32), device=theta.device).cast(theta.dtype) @ theta.transpose(1, 2)).reshape(size[0], *sp, len(sp))
+
+# %% ../nbs/10_onnx.ipynb #onx4c
 def _act(name:str, alpha, beta) -> Callable:
     "A recurrent op's activation by its ONNX name (`alpha`, `beta`: its attributes where it takes them)."
     if name in UNARY: return UNARY[name]
@@ -655,6 +669,8 @@ def _recurrent(i, a, v):
     y, yh, yc = Tensor.stack(*ys, dim=1), Tensor.stack(*hn), Tensor.stack(*cn)  # (T, dirs, B, hs), (dirs, B, hs)
     if a.get("layout", 0): y, yh, yc = y.permute(2, 0, 1, 3), yh.transpose(0, 1), yc.transpose(0, 1)
     return [y, yh] + [yc] * (kind == "LSTM")
+
+# %% ../nbs/10_onnx.ipynb #onx5c
 def _allowed(nq:int, nk:int, offset, a:dict, dev) -> Tensor:
     "Which keys each query may see, (nq, nk) or (batch, 1, nq, nk): causal from `offset` (an int, or a tensor per batch), a sliding window."
     i, j = Tensor.arange(nq, device=dev).reshape(nq, 1), Tensor.arange(nk, device=dev).reshape(1, nk)
