@@ -334,6 +334,8 @@ class QCOMAllocator(Allocator):
     def copyin(self, buf:_GPUBuf, src:np.ndarray): C.memmove(buf.addr, src.ctypes.data, src.nbytes)  # a launch returns after its kernel ran
     def copyout(self, dest:np.ndarray, buf:_GPUBuf): C.memmove(dest.ctypes.data, buf.addr, dest.nbytes)
     def copy(self, dest:_GPUBuf, src:_GPUBuf, nbytes:int): C.memmove(dest.addr, src.addr, nbytes)
+
+# %% ../../nbs/06_qcom_kgsl.ipynb #qcdev2c
 class QCOMProgram:
     "A kernel binary, its machine code in GPU memory: `exec` adds its dispatch to a stream; a call fills its constants, submits and waits."
     def __init__(self, d:QCOMDevice, name:str, lib:bytes):
@@ -378,6 +380,8 @@ class QCOMProgram:
     def __call__(self, *bufs, global_size:tuple, local_size:tuple|None=None) -> float:
         self.fill(self.consts, bufs)
         return self.d.submit(lambda q: self.exec(q, self.consts, tuple(global_size), tuple(local_size or (1, 1, 1))))
+
+# %% ../../nbs/06_qcom_kgsl.ipynb #qcdev3c
 class _QCOMCompiler(Compiler):
     "Qualcomm's OpenCL compiler, through its libOpenCL on the device (pyopencl): the binary `parse_lib` reads."
     def __init__(self):
