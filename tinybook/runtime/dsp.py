@@ -211,7 +211,7 @@ class FastRPC:
     def alloc(self, nbytes:int) -> ION:
         req = ion_allocation_data(len=-(-max(nbytes, 1) // 4096) * 4096, align=0x200, heap_id_mask=1 << ION_SYSTEM_HEAP_ID, flags=ION_FLAG_CACHED)
         h = self.drv.ioctl("ION_ALLOC", req).handle; fd = self.drv.ioctl("ION_SHARE", ion_fd_data(handle=h)).fd
-        return ION(h, fd, self.drv.mmap(fd, req.len), nbytes)
+        return ION(h, fd, mmap.mmap(fd, req.len), nbytes)  # a dma-buf (the mock's: a memfd) maps like a file
     def free(self, b:ION) -> None: b.m.close(); os.close(b.fd); self.drv.ioctl("ION_FREE", ion_handle_data(b.handle))
     def call(self, handle:int, method:int, ins:list=(), outs:list=(), fds:list[int]=()) -> None:
         "Call `method` of `handle` with in-buffers `ins` and out-buffers `outs` (ctypes objects) and ION buffers `fds` (then INVOKE_ATTRS)."
@@ -276,7 +276,6 @@ class AdspRPC:
     def __init__(self): self.rpc, self.ion = os.open("/dev/adsprpc-smd", os.O_RDONLY | os.O_NONBLOCK), os.open("/dev/ion", os.O_RDONLY)
     def ioctl(self, name:str, s):
         fcntl.ioctl(self.ion if name.startswith("ION") else self.rpc, RPC_IOCTL_NR[name], s, True); return s
-    def mmap(self, fd:int, size:int) -> mmap.mmap: return mmap.mmap(fd, size)
 class FakeAdspRPC:
     "A MOCK of /dev/adsprpc-smd and /dev/ion. ION memory is a memfd; GETINFO, CONTROL and INIT are accepted; remotectl's open plays the DSP's "
     "loader (open, read until the end, close: apps_std requests answered by the host's listener thread); INVOKE_ATTRS on a library runs its "
@@ -291,7 +290,6 @@ class FakeAdspRPC:
         elif name == "INIT" and not (s.flags == FASTRPC_INIT_CREATE and s.filelen): raise OSError("mock: INIT needs a shell to create a process")
         elif name.startswith("INVOKE"): self._invoke(inv, (C.c_int * 256).from_address(s.fds) if name == "INVOKE_ATTRS" else None)
         return s
-    def mmap(self, fd:int, size:int) -> mmap.mmap: return mmap.mmap(fd, size)
     def ask(self, sc:int, ins:list[bytes], outs:list[int]) -> list[bytes]:
         "What the DSP does: send a request to the host's listener and wait for its answer (the out-buffers' bytes)."
         self.req.put((sc, ins, outs)); status, outs = self.ans.get()
