@@ -1,12 +1,14 @@
 __version__ = "0.0.1"
 from tinybook.tensor import Tensor, dtypes, DType, UOp, Ops, Context
-import tinybook.ops, tinybook.autograd, tinybook.schedule, tinybook.codegen, tinybook.renderer  # noqa: E401, arithmetic, gradients, scheduling, loops
+import tinybook.ops, tinybook.autograd, tinybook.schedule, tinybook.codegen, tinybook.renderer  # noqa: E401, 01-04
 import tinybook.device, tinybook.runtime, pkgutil, importlib  # noqa: E401
-for _m in pkgutil.iter_modules(tinybook.runtime.__path__): importlib.import_module(f"tinybook.runtime.{_m.name}")  # each registers its device
+for _m in pkgutil.iter_modules(tinybook.runtime.__path__):  # each runtime module registers its device
+    importlib.import_module(f"tinybook.runtime.{_m.name}")
 from tinybook import nn
 import tinybook.nn.state, tinybook.nn.optim  # noqa: E401
 from tinybook.jit import TinyJit, Variable  # noqa: F401
-import tinybook.llm.gguf, tinybook.llm.model, tinybook.llm.serve, tinybook.llm.bench  # noqa: F401, E401, 09: GGUF, models, `tinybook llm serve, bench` ([llm] extra: tokenizers, server)
+# 09: GGUF, models, `tinybook llm serve` and `bench` (the [llm] extra adds tokenizers and the server's packages)
+import tinybook.llm.gguf, tinybook.llm.model, tinybook.llm.serve, tinybook.llm.bench  # noqa: F401, E401
 from tinybook.device import Device, GlobalCounters  # noqa: F401
 from importlib.util import find_spec
-if find_spec("onnx"): import tinybook.onnx  # noqa: F401, E401, 10: the ONNX runner and `tinybook onnx run` (the [onnx] extra)
+if find_spec("onnx"): import tinybook.onnx  # noqa: F401, E401, 10: the ONNX runner, `tinybook onnx run` ([onnx] extra)

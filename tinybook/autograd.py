@@ -24,6 +24,8 @@ def _reduce_grad(g, u):
 def _expand_grad(g, u):
     s = u.src[0].shape
     return (g.sum(tuple(i for i, (a, b) in enumerate(zip(s, u.arg)) if a != b), keepdim=True),)
+
+# %% ../nbs/02_autograd.ipynb #b36554ba
 grad_rules = {
     Ops.ADD: lambda g, u: (g, g), Ops.MUL: lambda g, u: (g * _src(u, 1), g * _src(u)), Ops.NEG: lambda g, u: (-g,),
     Ops.EXP2: lambda g, u: (g * Tensor(u) * math.log(2),), Ops.LOG2: lambda g, u: (g / (_src(u) * math.log(2)),),
@@ -58,16 +60,22 @@ def compute_gradient(root:UOp, root_grad:Tensor, targets:list[UOp]) -> dict[UOp,
 def gradient(self, *targets:Tensor, gradient:Tensor|None=None, materialize_grads=False) -> list[Tensor|None]:
     "Gradients of this tensor with respect to `targets` (a scalar, unless `gradient` seeds a non-scalar)."
     if gradient is None:
-        if self.shape != (): raise ValueError(f"gradient of a tensor of shape {self.shape} needs a `gradient` argument (only a scalar has one)")
+        if self.shape != ():
+            raise ValueError(f"gradient of a tensor of shape {self.shape} needs a `gradient` argument "
+                             "(only a scalar has one)")
         gradient = Tensor(1.0, self.device, self.dtype)
-    if gradient.shape != self.shape: raise ValueError(f"gradient has shape {gradient.shape}, the tensor has shape {self.shape}")
+    if gradient.shape != self.shape:
+        raise ValueError(f"gradient has shape {gradient.shape}, the tensor has shape {self.shape}")
     grads = compute_gradient(self.uop, gradient.cast(self.dtype), [t.uop for t in targets])
     return [grads.get(t.uop, t.zeros_like() if materialize_grads else None) for t in targets]
+
+# %% ../nbs/02_autograd.ipynb #b494143f
 @patch_to(Tensor)
 def backward(self, gradient:Tensor|None=None, retain_graph:bool=False) -> Tensor:
-    "Accumulate the gradient of this tensor into `.grad` of every tensor with `requires_grad` that it depends on (once, unless `retain_graph`)."
+    "Add this tensor's gradient to `.grad` of each `requires_grad` tensor it depends on (once, unless `retain_graph`)."
     if getattr(self, "_backward_done", False):
-        raise RuntimeError("backward() on a tensor whose gradients were added already: the second call would add them again; "
+        raise RuntimeError("backward() on a tensor whose gradients were added already: "
+                           "the second call would add them again; "
                            "pass retain_graph=True to the first call if that is meant (as in torch)")
     self._backward_done, nodes = not retain_graph, set(self.uop.toposort)
     targets = [t for t in list(Tensor._grad_tensors) if t.uop in nodes and dtypes.is_float(t.dtype)]

@@ -5,7 +5,7 @@
 # %% ../nbs/04a_renderer.ipynb #c232571b
 from __future__ import annotations
 import math
-from .tensor import UOp, Ops, GroupOp, DType, dtypes
+from .tensor import UOp, Ops, GroupOp, DType, dtypes, patch_to
 from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base, interval, NARROW, i8_load
 
 # %% auto #0
@@ -15,22 +15,26 @@ __all__ = ['c_types', 'C_INCLUDES', 'C_F16', 'C_BF16', 'HALF', 'C_VBF16', 'C_FRE
            'outer_loop', 'Renderer', 'CRenderer', 'FreestandingCRenderer']
 
 # %% ../nbs/04a_renderer.ipynb #510e322c
-c_types = {dtypes.bool: "bool", dtypes.int8: "int8_t", dtypes.uint8: "uint8_t", dtypes.int16: "int16_t", dtypes.uint16: "uint16_t",
-           dtypes.int32: "int32_t", dtypes.uint32: "uint32_t", dtypes.int64: "int64_t", dtypes.uint64: "uint64_t", dtypes.float32: "float",
-           dtypes.float64: "double", dtypes.float16: "_Float16", dtypes.bfloat16: "float"}  # bfloat16 values compute as float, rounded
+c_types = {dtypes.bool: "bool", dtypes.int8: "int8_t", dtypes.uint8: "uint8_t", dtypes.int16: "int16_t",
+           dtypes.uint16: "uint16_t", dtypes.int32: "int32_t", dtypes.uint32: "uint32_t", dtypes.int64: "int64_t",
+           dtypes.uint64: "uint64_t", dtypes.float32: "float", dtypes.float64: "double", dtypes.float16: "_Float16",
+           dtypes.bfloat16: "float"}  # bfloat16 values compute as float, rounded
 C_INCLUDES = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"
-C_F16 = "#ifndef __FLT16_MAX__\n#define _Float16 __fp16\n#endif\n"  # a compiler without _Float16 (clang 14 on x86): the storage type
-C_BF16 = """static inline float bf2f(uint16_t b) { uint32_t u = (uint32_t)b << 16; float f; __builtin_memcpy(&f, &u, 4); return f; }
-static inline uint16_t f2bf(float f) {
-  uint32_t u; __builtin_memcpy(&u, &f, 4);
-  return f != f ? 0x7FC0 : (uint16_t)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);  /* round to nearest even, as f32_to_bf16 */
-}
-static inline float rbf(float f) { return bf2f(f2bf(f)); }
-"""
+C_F16 = "#ifndef __FLT16_MAX__\n#define _Float16 __fp16\n#endif\n"  # no _Float16 (clang 14 on x86): the storage type
+C_BF16 = ("static inline float bf2f(uint16_t b) { uint32_t u = (uint32_t)b << 16; float f; "
+          "__builtin_memcpy(&f, &u, 4); return f; }\n"
+          "static inline uint16_t f2bf(float f) {\n"
+          "  uint32_t u; __builtin_memcpy(&u, &f, 4);\n"
+          "  return f != f ? 0x7FC0 : (uint16_t)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);  "
+          "/* round to nearest even, as f32_to_bf16 */\n"
+          "}\n"
+          "static inline float rbf(float f) { return bf2f(f2bf(f)); }\n")
+
+# %% ../nbs/04a_renderer.ipynb #c75c217e
 def c_const(v, d:DType) -> str:
     "`v` as a C literal of dtype `d`."
     if d is dtypes.bool: return "1" if v else "0"
-    if d is dtypes.int64 and v == dtypes.min(d): return "(-9223372036854775807ll-1)"  # 9223372036854775808 is no C literal
+    if d is dtypes.int64 and v == dtypes.min(d): return "(-9223372036854775807ll-1)"  # 2^63 is no C literal
     if not dtypes.is_float(d): return f"{int(v)}{'ull' if d is dtypes.uint64 else 'll' if d.itemsize == 8 else ''}"
     s = "NAN" if math.isnan(v) else ("-" if v < 0 else "") + "INFINITY" if math.isinf(v) else repr(float(v))
     if not s[-1].isdigit(): return f"(({c_types[d]}){s})"
@@ -39,24 +43,30 @@ def c_alu(op:Ops, d:DType, a:list[str]) -> str:
     "C for primitive `op` with result dtype `d` on operand expressions `a`."
     f = "" if d is dtypes.float64 else "f"
     if op in (Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.TRUNC): return f"{op.name.lower()}{f}({a[0]})"
-    if op is Ops.MAX: return f"(({a[0]}>{a[1]}{f'||{a[0]}!={a[0]}' * dtypes.is_float(d)})?{a[0]}:{a[1]})"  # x != x: NaN wins
+    nan = f"||{a[0]}!={a[0]}" * dtypes.is_float(d)  # x != x: NaN wins
+    if op is Ops.MAX: return f"(({a[0]}>{a[1]}{nan})?{a[0]}:{a[1]})"
     if op in (Ops.IDIV, Ops.MOD): return f"({a[1]}?{a[0]}{'/' if op is Ops.IDIV else '%'}{a[1]}:0)"
     if op is Ops.WHERE: return f"({a[0]}?{a[1]}:{a[2]})"
     if op is Ops.MULACC: return f"({a[0]}*{a[1]}+{a[2]})"
     if op is Ops.RECIPROCAL: return f"(1/{a[0]})"
     if op is Ops.NEG: return f"(-({a[0]}))"
     if op is Ops.CAST: return f"({a[0]}!=0)" if d is dtypes.bool else f"(({c_types[d]}){a[0]})"
-    if op is Ops.BITCAST: return f"({{__typeof__({a[0]}) t = {a[0]}; {c_types[d]} b; __builtin_memcpy(&b, &t, sizeof(b)); b;}})"
-    sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>"}[op]
+    if op is Ops.BITCAST:
+        return f"({{__typeof__({a[0]}) t = {a[0]}; {c_types[d]} b; __builtin_memcpy(&b, &t, sizeof(b)); b;}})"
+    sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^",
+           Ops.SHL: "<<", Ops.SHR: ">>"}[op]
     return f"({a[0]}{sym}{a[1]})"
 def c_index(u:UOp, const=c_const, vec:set=frozenset(), names:dict|None=None) -> str:
-    "C for an index expression (constants printed by `const`, values computed before by their `names`: a gather's); nodes in `vec` differ by lane."
+    """C for an index expression (constants printed by `const`, values computed before by their `names`: a gather's);
+    nodes in `vec` differ by lane."""
     if names and u in names: return names[u]
     if u.op is Ops.CONST: return const(u.arg, u.dtype)
     if u.op is Ops.RANGE: return u.arg[0]
     a = [c_index(s, const, vec, names) for s in u.src]
-    if u in vec and u.op is Ops.AND: a = [x if s in vec else f"-(int32_t){x}" for x, s in zip(a, u.src)]  # a scalar test is 0 or 1, a mask 0 or -1
-    sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<", Ops.AND: "&" if u in vec else "&&"}[u.op]
+    if u in vec and u.op is Ops.AND:  # a scalar test is 0 or 1, a mask 0 or -1
+        a = [x if s in vec else f"-(int32_t){x}" for x, s in zip(a, u.src)]
+    sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<",
+           Ops.AND: "&" if u in vec else "&&"}[u.op]
     return f"({a[0]}{sym}{a[1]})"
 def c_bitcast_bf16(u:UOp, a:str) -> str:
     "BITCAST to or from bfloat16, whose C values are floats holding the bfloat16's value."
@@ -64,10 +74,12 @@ def c_bitcast_bf16(u:UOp, a:str) -> str:
     return f"({{uint16_t t = f2bf({a}); {c_types[u.dtype]} b; __builtin_memcpy(&b, &t, 2); b;}})"
 
 # %% ../nbs/04a_renderer.ipynb #b83dc856
-def vtype(d:DType) -> str: return "v" + c_types[dtypes.int32 if d is dtypes.bool else d]  # a bool lane is a mask in an int32
-def vbroadcast(x:str, d:DType) -> str: return f"(({vtype(d)}){{}}-(int32_t)({x}))" if d is dtypes.bool else f"(({vtype(d)}){{}}+({x}))"
+def vtype(d:DType) -> str: return "v" + c_types[dtypes.int32 if d is dtypes.bool else d]  # a bool lane: an int32 mask
+def vbroadcast(x:str, d:DType) -> str:
+    return f"(({vtype(d)}){{}}-(int32_t)({x}))" if d is dtypes.bool else f"(({vtype(d)}){{}}+({x}))"
 def lane_values(lin:list[UOp]) -> tuple[UOp|None, set]:
-    "The lanes of linear program `lin` (a `RANGE`, or None) and the UOps whose values differ between lanes (accumulators included)."
+    """The lanes of linear program `lin` (a `RANGE`, or None) and the UOps whose values differ between lanes
+    (accumulators included)."""
     lane, vec = next((u for u in lin if is_lane(u)), None), set()
     if lane is None: return None, vec
     for u in UOp(Ops.SINK, dtypes.void, tuple(lin)).toposort:
@@ -78,31 +90,42 @@ def at_lane(u:UOp, lane:UOp, l:int) -> UOp:
     "Index expression `u` at lane `l`, simplified."
     if u is lane or lane not in u.toposort: return sint(l) if u is lane else u
     a, b = (at_lane(s, lane, l) for s in u.src)
-    return {Ops.ADD: sadd, Ops.MUL: smul, Ops.IDIV: lambda a, b: sdiv(a, b.arg), Ops.MOD: lambda a, b: smod(a, b.arg), Ops.CMPLT: slt,
+    return {Ops.ADD: sadd, Ops.MUL: smul, Ops.IDIV: lambda a, b: sdiv(a, b.arg), Ops.MOD: lambda a,
+            b: smod(a, b.arg), Ops.CMPLT: slt,
             Ops.AND: sand}[u.op](a, b)
 
 # %% ../nbs/04a_renderer.ipynb #1705138d
+#| export
+
+# %% ../nbs/04a_renderer.ipynb #c692bbeb
 def vector_load(u:UOp, lane:UOp, ex) -> str:
-    "C for a `LOAD` whose value differs between lanes: contiguous if it can be (where every lane is valid), else a gather."
+    """C for a `LOAD` whose value differs between lanes: contiguous if it can be (where every lane is valid), else a
+    gather."""
     buf, idx, valid, T = f"data{u.src[0].arg}", u.src[1], u.src[2] if len(u.src) > 2 else None, vtype(u.dtype)
-    at, bf = lambda x, l: ex(at_lane(x, lane, l)), u.dtype is dtypes.bfloat16  # bfloat16: its 16 bits, a float's high half
-    one = lambda l: f"{'bf2f' * bf}({buf}[{at(idx, l)}])" if valid is None else f"({at(valid, l)}?{'bf2f' * bf}({buf}[{at(idx, l)}]):0)"
+    at, bf = lambda x, l: ex(at_lane(x, lane, l)), u.dtype is dtypes.bfloat16  # bfloat16: 16 bits, a float's high half
+    elem = lambda l: f"{'bf2f' * bf}({buf}[{at(idx, l)}])"
+    one = lambda l: elem(l) if valid is None else f"({at(valid, l)}?{elem(l)}:0)"
     gather = f"(({T}){{{', '.join(one(l) for l in range(lane.arg[1]))}}})"
     if (base := lane_base(idx, lane)) is None or not interval(valid, lane): return gather
-    val = (f"({{vuint16_t t; __builtin_memcpy(&t, {buf}+{ex(base)}, sizeof(t)); ({T})(__builtin_convertvector(t, vuint32_t) << 16);}})" if bf else
+    val = (f"({{vuint16_t t; __builtin_memcpy(&t, {buf}+{ex(base)}, sizeof(t)); "
+           f"({T})(__builtin_convertvector(t, vuint32_t) << 16);}})" if bf else
            f"({{{T} t; __builtin_memcpy(&t, {buf}+{ex(base)}, sizeof(t)); t;}})")
     if valid is None: return val
     if lane not in valid.toposort: return f"({ex(valid)}?{val}:({T}){{}})"
-    return f"(({at(valid, 0)})&&({at(valid, lane.arg[1] - 1)})?{val}:{gather})"  # valid on an interval: both ends valid, all valid
+    return f"(({at(valid, 0)})&&({at(valid, lane.arg[1] - 1)})?{val}:{gather})"  # one interval: ends valid, all valid
 def vector_store(u:UOp, lane:UOp, vec:set, ex) -> str:
     "C for a `STORE` to lane-dependent addresses: one contiguous store, or a store per lane."
     buf, idx, val = f"data{u.src[0].arg}", u.src[1], u.src[2]
     v = ex(val) if val in vec else vbroadcast(ex(val), val.dtype)
-    head = f"{{vuint16_t t = vf2bf({v}); " if val.dtype is dtypes.bfloat16 else f"{{{vtype(val.dtype)} t = {v}; "  # bfloat16: its 16 bits
+    bf = val.dtype is dtypes.bfloat16  # bfloat16: its 16 bits
+    head = f"{{vuint16_t t = vf2bf({v}); " if bf else f"{{{vtype(val.dtype)} t = {v}; "
     if (base := lane_base(idx, lane)) is not None: return head + f"__builtin_memcpy({buf}+{ex(base)}, &t, sizeof(t));}}"
     return head + " ".join(f"{buf}[{ex(at_lane(idx, lane, l))}] = t[{l}];" for l in range(lane.arg[1])) + "}"
+
+# %% ../nbs/04a_renderer.ipynb #6e6447f4
 def vcast_steps(sd:DType, d:DType) -> list[DType]:
-    "The types a vector conversion from `sd` to `d` goes through: gcc converts lane by lane unless each step doubles or halves the width."
+    """The types a vector conversion from `sd` to `d` goes through: gcc converts lane by lane unless each step doubles
+    or halves the width."""
     a, b = sorted((sd, d), key=lambda x: x.itemsize)
     if a not in NARROW or b.itemsize != 4 or a.itemsize == 2 and b in (dtypes.int32, dtypes.uint32): return []
     m = (dtypes.uint16 if a is dtypes.uint8 else dtypes.int16) if a.itemsize == 1 else dtypes.int32
@@ -111,9 +134,12 @@ def vector_alu(op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:
     "C for `op` on vector operands `a` with result dtype `d` (`sd`: the operands' dtype)."
     T = vtype(d)
     if op is Ops.WHERE: return f"(({T})(((vint32_t)({a[1]})&{a[0]})|((vint32_t)({a[2]})&~{a[0]})))"
-    if op in (Ops.MAX, Ops.MUL) and d is dtypes.bool: return f"({a[0]}{'|' if op is Ops.MAX else '&'}{a[1]})"  # a true mask is -1: max is or
+    if op in (Ops.MAX, Ops.MUL) and d is dtypes.bool:  # a true mask is -1: max is or
+        return f"({a[0]}{'|' if op is Ops.MAX else '&'}{a[1]})"
     if op is Ops.CMPLT and sd is dtypes.bool: return f"(~{a[0]}&{a[1]})"  # false < true
-    if op is Ops.MAX: return vector_alu(Ops.WHERE, d, [f"(({a[0]}>{a[1]})|({a[0]}!={a[0]}))" if dtypes.is_float(d) else f"({a[0]}>{a[1]})", *a])
+    if op is Ops.MAX:
+        gt = f"(({a[0]}>{a[1]})|({a[0]}!={a[0]}))" if dtypes.is_float(d) else f"({a[0]}>{a[1]})"
+        return vector_alu(Ops.WHERE, d, [gt, *a])
     if op is Ops.CAST and d is dtypes.bool: return f"({a[0]}!=({vtype(sd)}){{}})"
     if op is Ops.CAST and (via := vcast_steps(sd, d)):
         for m, prev in zip(via, [sd] + via): a = [vector_alu(Ops.CAST, m, a, prev)]
@@ -121,183 +147,256 @@ def vector_alu(op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:
     if op is Ops.CAST: return f"__builtin_convertvector({'-' * (sd is dtypes.bool)}({a[0]}), {T})"  # a true mask is -1
     if op is Ops.BITCAST: return f"(({T})({a[0]}))"
     if op is Ops.RECIPROCAL: return f"({vbroadcast(c_const(1, d), d)}/{a[0]})"
-    if op is Ops.SQRT: return f"({{{T} t = {a[0]}; for (int l = 0; l < (int)(sizeof(t) / 4); l++) t[l] = __builtin_sqrtf(t[l]); t;}})"
+    if op is Ops.SQRT:
+        return f"({{{T} t = {a[0]}; for (int l = 0; l < (int)(sizeof(t) / 4); l++) t[l] = __builtin_sqrtf(t[l]); t;}})"
     return c_alu(op, d, a)
+
+# %% ../nbs/04a_renderer.ipynb #943c281a
 def dot_i8_args(u:UOp, lane:UOp) -> list[tuple[UOp, UOp]]|None:
-    "For a `REDUCE` adding products of two int8 vector loads, 4 vectors a trip (04's `int8_dot`), each operand's (first load, its base), else None."
+    """For a `REDUCE` adding products of two int8 vector loads, 4 vectors a trip (04's `int8_dot`), each operand's
+    (first load, its base), else None."""
     vals, n = [v for v in u.src if v.op is not Ops.RANGE], lane.arg[1]
     ok = lambda s: (ld := i8_load(s)) is not None and len(ld.src) == 2
     if u.arg is not Ops.ADD or u.dtype is not dtypes.int32 or len(vals) != 4: return None
     if not all(v.op is Ops.MUL and all(map(ok, v.src)) for v in vals): return None
     base = [[lane_base(i8_load(s).src[1], lane) for s in v.src] for v in vals]  # 4 vectors in a row in each operand
-    if any(b is None for bs in base for b in bs) or any(base[k][j] is not sadd(base[0][j], sint(k * n)) for k in range(4) for j in range(2)):
-        return None
+    if any(b is None for bs in base for b in bs): return None
+    if any(base[k][j] is not sadd(base[0][j], sint(k * n)) for k in range(4) for j in range(2)): return None
     return [(i8_load(s), b) for s, b in zip(vals[0].src, base[0])]
 def c_dot_i8(n:int) -> str:
-    "C for `dot_i8(acc, a, b)`: `acc` plus the products of 4n int8 pairs, in n int32 lanes; VNNI or AVX2 where the target has them, else vectors."
-    isa = {16: [("__AVX512VNNI__", "_mm512", "__m512i", "si512")], 8: [("__AVX512VNNI__) && defined(__AVX512VL__", "_mm256", "__m256i", "si256"),
-                                                                      ("__AVXVNNI__", "_mm256", "__m256i", "si256")]}.get(n, [])
-    vnni = "".join(f"#{'el' * bool(i)}if defined({c})  /* u8·s8 dot of 4 bytes per lane: a+128 as unsigned, less 128 times the sum of b */\n"
-                   f"  {T} x, y, m = {p}_set1_epi8(-128); __builtin_memcpy(&x, a, {4 * n}); __builtin_memcpy(&y, b, {4 * n});\n"
-                   f"  return (vint32_t){p}_sub_epi32({p}_dpbusd{'_avx' * (c == '__AVXVNNI__')}_epi32(({T})acc, {p}_xor_{s}(x, m), y), "
-                   f"{p}_dpbusd{'_avx' * (c == '__AVXVNNI__')}_epi32({p}_setzero_{s}(), m, y));\n" for i, (c, p, T, s) in enumerate(isa))
-    avx2 = ("#elif defined(__AVX2__)  /* int8 widened to int16, multiplied and added in pairs */\n  __m128i x0, x1, y0, y1;\n"
-            "  __builtin_memcpy(&x0, a, 16); __builtin_memcpy(&x1, a + 16, 16); __builtin_memcpy(&y0, b, 16); __builtin_memcpy(&y1, b + 16, 16);\n"
-            "  return acc + (vint32_t)_mm256_add_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(x0), _mm256_cvtepi8_epi16(y0)), "
+    """C for `dot_i8(acc, a, b)`: `acc` plus the products of 4n int8 pairs, in n int32 lanes; VNNI or AVX2 where the
+    target has them, else vectors."""
+    isa = {16: [("__AVX512VNNI__", "_mm512", "__m512i", "si512")],
+           8: [("__AVX512VNNI__) && defined(__AVX512VL__", "_mm256", "__m256i", "si256"),
+               ("__AVXVNNI__", "_mm256", "__m256i", "si256")]}.get(n, [])
+    dp = lambda c, p: f"{p}_dpbusd{'_avx' * (c == '__AVXVNNI__')}_epi32"
+    vnni = "".join(f"#{'el' * bool(i)}if defined({c})  "
+                   "/* u8·s8 dot of 4 bytes per lane: a+128 as unsigned, less 128 times the sum of b */\n"
+                   f"  {T} x, y, m = {p}_set1_epi8(-128); __builtin_memcpy(&x, a, {4 * n}); "
+                   f"__builtin_memcpy(&y, b, {4 * n});\n"
+                   f"  return (vint32_t){p}_sub_epi32({dp(c, p)}(({T})acc, {p}_xor_{s}(x, m), y), "
+                   f"{dp(c, p)}({p}_setzero_{s}(), m, y));\n" for i, (c, p, T, s) in enumerate(isa))
+    avx2 = ("#elif defined(__AVX2__)  /* int8 widened to int16, multiplied and added in pairs */\n"
+            "  __m128i x0, x1, y0, y1;\n"
+            "  __builtin_memcpy(&x0, a, 16); __builtin_memcpy(&x1, a + 16, 16); "
+            "__builtin_memcpy(&y0, b, 16); __builtin_memcpy(&y1, b + 16, 16);\n"
+            "  return acc + (vint32_t)_mm256_add_epi32("
+            "_mm256_madd_epi16(_mm256_cvtepi8_epi16(x0), _mm256_cvtepi8_epi16(y0)), "
             "_mm256_madd_epi16(_mm256_cvtepi8_epi16(x1), _mm256_cvtepi8_epi16(y1)));\n") * (n == 8)
-    gen = (f"  for (int k = 0; k < 4; k++) {{ vint8_t x, y; __builtin_memcpy(&x, a + k * {n}, {n}); __builtin_memcpy(&y, b + k * {n}, {n}); "
+    gen = (f"  for (int k = 0; k < 4; k++) {{ vint8_t x, y; "
+           f"__builtin_memcpy(&x, a + k * {n}, {n}); __builtin_memcpy(&y, b + k * {n}, {n}); "
            f"acc += widen_int8(x) * widen_int8(y); }}\n  return acc;\n")  # `c_widen8`'s, emitted before it
-    hvx = ("#if defined(__HVX__)  /* Hexagon (07): vrmpy adds the products of 4 adjacent byte pairs into each 32-bit lane */\n"
-           "  typedef long hvx_t __attribute__((__vector_size__(128))); hvx_t x, y; __builtin_memcpy(&x, a, 128); __builtin_memcpy(&y, b, 128);\n"
+    hvx = ("#if defined(__HVX__)  "
+           "/* Hexagon (07): vrmpy adds the products of 4 adjacent byte pairs into each 32-bit lane */\n"
+           "  typedef long hvx_t __attribute__((__vector_size__(128))); hvx_t x, y; "
+           "__builtin_memcpy(&x, a, 128); __builtin_memcpy(&y, b, 128);\n"
            "  return (vint32_t)__builtin_HEXAGON_V6_vrmpybv_acc_128B((hvx_t)acc, x, y);\n") * (n == 32)
     body = f"{vnni}{avx2}{hvx}#else\n{gen}#endif\n" if vnni or avx2 or hvx else gen
     return ("#if defined(__x86_64__)\n#include <immintrin.h>\n#endif\n" * bool(vnni or avx2) +
-            f"static inline vint32_t dot_i8(vint32_t acc, const void *pa, const void *pb) {{\n  const int8_t *a = pa, *b = pb;\n{body}}}\n")
+            "static inline vint32_t dot_i8(vint32_t acc, const void *pa, const void *pb) {\n"
+            f"  const int8_t *a = pa, *b = pb;\n{body}}}\n")
+
+# %% ../nbs/04a_renderer.ipynb #9e534f9e
 def c_widen8(n:int, ds:set) -> str:
-    "C for `widen_int8`/`widen_uint8` (of `ds`): n bytes to n int32 lanes in one instruction where the target has it, else a doubling at a time."
+    """C for `widen_int8`/`widen_uint8` (of `ds`): n bytes to n int32 lanes in one instruction where the target has it,
+    else a doubling at a time."""
     isa = {16: ("__AVX512F__", "__m128i t; __builtin_memcpy(&t, &x, 16); return (vint32_t)_mm512_cvtep{s}8_epi32(t);"),
            8: ("__AVX2__", "return (vint32_t)_mm256_cvtep{s}8_epi32(_mm_loadl_epi64((const __m128i *)&x));")}.get(n)
     out = "#if defined(__x86_64__)\n#include <immintrin.h>\n#endif\n" * bool(isa)
-    for t, s, h in [w for w in (("int8_t", "i", "int16_t"), ("uint8_t", "u", "uint16_t")) if getattr(dtypes, w[0][:-2]) in ds]:
+    types = [w for w in (("int8_t", "i", "int16_t"), ("uint8_t", "u", "uint16_t")) if getattr(dtypes, w[0][:-2]) in ds]
+    for t, s, h in types:
         gen = f"return __builtin_convertvector(__builtin_convertvector(x, v{h}), vint32_t);"
         body = f"#if defined({isa[0]})\n  {isa[1].format(s=s)}\n#else\n  {gen}\n#endif\n" if isa else f"  {gen}\n"
         out += f"static inline vint32_t widen_{t[:-2]}(v{t} x) {{\n{body}}}\n"
     return out
 HALF = {dtypes.float16, dtypes.float32}  # the conversions `c_half` does
 def c_half(n:int) -> str:
-    "C for `widen_half`/`narrow_half`: n halves to n float lanes, and back rounding to nearest even, in one F16C instruction where the target has it."
-    isa = {16: ("__AVX512F__", "__m256i", "_mm512"), 8: ("__F16C__", "__m128i", "_mm256"), 4: ("__F16C__", "__m128i", "_mm")}.get(n)
+    """C for `widen_half`/`narrow_half`: n halves to n float lanes, and back rounding to nearest even, in one F16C
+    instruction where the target has it."""
+    isa = {16: ("__AVX512F__", "__m256i", "_mm512"), 8: ("__F16C__", "__m128i", "_mm256"),
+           4: ("__F16C__", "__m128i", "_mm")}.get(n)
     gen = ["return __builtin_convertvector(x, vfloat);", "return __builtin_convertvector(x, v_Float16);"]
     fast = [f"{isa[1]} t = {{}}; __builtin_memcpy(&t, &x, sizeof(x)); return (vfloat){isa[2]}_cvtph_ps(t);",
-            f"{isa[1]} t = {isa[2]}_cvtps_ph(x, 0); v_Float16 r; __builtin_memcpy(&r, &t, sizeof(r)); return r;"] if isa else gen
+            f"{isa[1]} t = {isa[2]}_cvtps_ph(x, 0); v_Float16 r; __builtin_memcpy(&r, &t, sizeof(r)); return r;"
+            ] if isa else gen
     out = f"#if defined(__x86_64__) && defined({isa[0]})\n#include <immintrin.h>\n#endif\n" if isa else ""
     for sig, g, f in zip(("vfloat widen_half(v_Float16 x)", "v_Float16 narrow_half(vfloat x)"), gen, fast):
         body = f"#if defined(__x86_64__) && defined({isa[0]})\n  {f}\n#else\n  {g}\n#endif\n" if isa else f"  {g}\n"
         out += f"static inline {sig} {{\n{body}}}\n"
     return out
+
+# %% ../nbs/04a_renderer.ipynb #6dd97ece
 C_VBF16 = """static inline vuint16_t vf2bf(vfloat f) {
   vuint32_t u = (vuint32_t)f, r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16, nan = (vuint32_t)(f != f);
   return __builtin_convertvector((nan & 0x7FC0) | (~nan & r), vuint16_t);
 }
 static inline vfloat vrbf(vfloat f) { return (vfloat)(__builtin_convertvector(vf2bf(f), vuint32_t) << 16); }
 """
-def hred_name(op:Ops, d:DType) -> str: return f"hred_{op.name}_{vtype(d)}"  # the function that combines the lanes of a `d` vector by `op`
+def hred_name(op:Ops, d:DType) -> str: return f"hred_{op.name}_{vtype(d)}"  # combines a `d` vector's lanes by `op`
 def vector_prelude(lin:list[UOp], lane:UOp, vec:set) -> str:
     "The vector types of a kernel with lanes, and the functions that reduce a vector accumulator's lanes."
-    ds = ({u.dtype for u in vec} | {u.src[2].dtype for u in vec if u.op is Ops.STORE}) - {dtypes.void}  # a stored scalar is broadcast
+    stored = {u.src[2].dtype for u in vec if u.op is Ops.STORE}  # a stored scalar is broadcast
+    ds = ({u.dtype for u in vec} | stored) - {dtypes.void}
     ds |= {m for u in vec if u.op is Ops.CAST for m in vcast_steps(u.src[0].dtype, u.dtype)}
-    bf = dtypes.bfloat16 in ds  # held as floats, moved as 16 bits: `vf2bf` rounds as 00's f32_to_bf16, `vrbf` after each op
-    ds = sorted({dtypes.int32 if d is dtypes.bool else dtypes.float32 if d is dtypes.bfloat16 else d for d in ds} | {dtypes.int32} |
-                ({dtypes.uint16, dtypes.uint32} if bf else set()), key=str)
+    bf = dtypes.bfloat16 in ds  # held as floats, moved as 16 bits: `vf2bf` rounds as 00's f32_to_bf16, `vrbf` each op
+    held = {dtypes.int32 if d is dtypes.bool else dtypes.float32 if d is dtypes.bfloat16 else d for d in ds}
+    ds = sorted(held | {dtypes.int32} | ({dtypes.uint16, dtypes.uint32} if bf else set()), key=str)
     reds = sorted({(u.arg, u.dtype) for u in lin if u.op is Ops.REDUCE and lane in u.src}, key=str)
-    n, steps = lane.arg[1], [lane.arg[1] >> i for i in range(1, lane.arg[1].bit_length())]  # a tree: halves, quarters, ...
+    n = lane.arg[1]
+    steps = [n >> i for i in range(1, n.bit_length())]  # a tree: halves, quarters, ...
     rot = lambda s: ", ".join(str((i + s) % n) for i in range(n))
-    return "".join(f"typedef {c_types[d]} {vtype(d)} __attribute__((vector_size({d.itemsize * n})));\n" for d in ds) + C_VBF16 * bf + "".join(
-        f"static inline {c_types[d]} {hred_name(op, d)}({vtype(d)} t) {{ " + "".join(
-        f"{{{vtype(d)} u = __builtin_shufflevector(t, t, {rot(s)}); t = {vector_alu(op, d, ['t', 'u'])};}} " for s in steps) + "return t[0]; }\n"
-        for op, d in reds)
+    step = lambda op, d, s: (f"{{{vtype(d)} u = __builtin_shufflevector(t, t, {rot(s)}); "
+                             f"t = {vector_alu(op, d, ['t', 'u'])};}} ")
+    hred = lambda op, d: (f"static inline {c_types[d]} {hred_name(op, d)}({vtype(d)} t) {{ " +
+                          "".join(step(op, d, s) for s in steps) + "return t[0]; }\n")
+    typedefs = "".join(f"typedef {c_types[d]} {vtype(d)} __attribute__((vector_size({d.itemsize * n})));\n" for d in ds)
+    return typedefs + C_VBF16 * bf + "".join(hred(op, d) for op, d in reds)
 
 # %% ../nbs/04a_renderer.ipynb #dfcd8fb4
 def outer_loop(lin:list[UOp]) -> UOp|None:
-    "The loop a kernel's callers split between threads: the outermost, if it is global (values read before any loop, as a `Sym` size, come first)."
+    """The loop a kernel's callers split between threads: the outermost, if it is global (values read before any loop,
+    as a `Sym` size, come first)."""
     r = next((u for u in lin if u.op is Ops.RANGE), None)
     return r if r is not None and r.arg[0][0] != "r" and not is_lane(r) else None
 class Renderer:
-    "A target's code generator: the ops it has (others are decomposed), whether it has workgroups, `render`, and the launch it needs."
+    """A target's code generator: the ops it has (others are decomposed), whether it has workgroups, `render`, and the
+    launch it needs."""
     device, has_local, supported = "", False, GroupOp.ALU | {Ops.CAST, Ops.BITCAST}
     def render(self, name:str, lin:list[UOp]) -> str: raise NotImplementedError
     def launch(self, lin:list[UOp]) -> tuple[tuple, tuple|None]:
-        "The global and local sizes a launch of `lin` takes: one work item per trip of the outermost loop, groups the driver's choice."
+        """The global and local sizes a launch of `lin` takes: one work item per trip of the outermost loop, groups the
+        driver's choice."""
         return (outer_loop(lin).arg[1] if outer_loop(lin) else 1,), None
+
+# %% ../nbs/04a_renderer.ipynb #630e83a0
 class CRenderer(Renderer):
-    "C for the CPU. Other languages (05) override the hooks: `prelude`, `buf_type`, `signature`, `loop`, `bitcast`, `const`, `alu`, ..."
-    device, rounded, headers, cflags = "CPU", {dtypes.bfloat16: "rbf"}, C_INCLUDES, ()  # cflags: what 05a's compiler needs for this C
+    """C for the CPU. Other languages (05) override the hooks: `prelude`, `buf_type`, `signature`, `loop`, `bitcast`,
+    `const`, `alu`, ..."""
+    # cflags: what 05a's compiler needs for this C
+    device, rounded, headers, cflags = "CPU", {dtypes.bfloat16: "rbf"}, C_INCLUDES, ()
     host_dot = True  # int8 dot products through the host's instructions (`c_dot_i8`); 05b's GPU renderers have none
+    # 04's int8 dot products as `dot_i8` calls (07's Hexagon: without the host's other helpers)
     @property
-    def dots(self) -> bool: return self.host_dot  # 04's int8 dot products as `dot_i8` calls (07's Hexagon: without the host's other helpers)
+    def dots(self) -> bool: return self.host_dot
     # rounded: dtypes computed as float, rounded to theirs after each op by this function
     @property
     def lane_supported(self) -> set: return self.supported - {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.TRUNC}  # no vector libm
     def const(self, v, d:DType) -> str: return c_const(v, d)
-    def alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str: return c_alu(op, d, a)  # sd: the operands' dtype
-    def vector_alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:  # on lane values; bytes widened by `c_widen8`
-        if op is Ops.CAST and self.host_dot and {sd, d} == HALF: return f"{'widen' if d is dtypes.float32 else 'narrow'}_half({a[0]})"  # c_half
+    def alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str: return c_alu(op, d, a)  # sd: operand dtype
+    def vector_alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:  # bytes widened by `c_widen8`
+        if op is Ops.CAST and self.host_dot and {sd, d} == HALF:  # c_half
+            return f"{'widen' if d is dtypes.float32 else 'narrow'}_half({a[0]})"
         if op is Ops.CAST and self.host_dot and sd in (dtypes.int8, dtypes.uint8) and d.itemsize == 4:
-            return vector_alu(op, d, [f"widen_{sd.name}({a[0]})"], dtypes.int32) if d is not dtypes.int32 else f"widen_{sd.name}({a[0]})"
+            w = f"widen_{sd.name}({a[0]})"
+            return vector_alu(op, d, [w], dtypes.int32) if d is not dtypes.int32 else w
         return vector_alu(op, d, a, sd)
     def decl(self, d:DType, name:str, code:str, mutable:bool=False) -> str: return f"{c_types[d]} {name} = {code};"
-    def load(self, u:UOp, idx:str) -> str: return f"bf2f(data{u.src[0].arg}[{idx}])" if u.dtype is dtypes.bfloat16 else f"data{u.src[0].arg}[{idx}]"
-    def store(self, u:UOp, idx:str, val:str) -> str: return f"data{u.src[0].arg}[{idx}] = {'f2bf' * (u.src[2].dtype is dtypes.bfloat16)}({val});"
+    def load(self, u:UOp, idx:str) -> str:
+        return f"bf2f(data{u.src[0].arg}[{idx}])" if u.dtype is dtypes.bfloat16 else f"data{u.src[0].arg}[{idx}]"
+    def store(self, u:UOp, idx:str, val:str) -> str:
+        return f"data{u.src[0].arg}[{idx}] = {'f2bf' * (u.src[2].dtype is dtypes.bfloat16)}({val});"
     def read(self, u:UOp, ex) -> str:
         "A `LOAD`'s value: `load` where its validity holds (`ex` renders index expressions), else 0."
         val = self.load(u, ex(u.src[1]))
         return val if len(u.src) == 2 else self.alu(Ops.WHERE, u.dtype, [ex(u.src[2]), val, self.const(0, u.dtype)])
-    def prelude(self, lin:list[UOp]) -> str:
-        return self.headers + C_F16 * any(u.dtype is dtypes.float16 for u in lin) + C_BF16 * any(u.dtype is dtypes.bfloat16 for u in lin)
-    def buf_type(self, d:DType) -> str: return "uint16_t" if d is dtypes.bfloat16 else c_types[d]
-    def signature(self, name:str, params:list) -> str:
-        return f"void {name}({', '.join(f'{self.buf_type(d)}* restrict data{i}' for i, d in params)}, int start, int end)"
-    def loop(self, u:UOp, outer:bool, end) -> str:  # end: the trip count, or (a str) the name of the value 04's `stop_loops` gave it
-        n, (lo, hi) = u.arg[0], ("start", f"(end < {end} ? end : {end})" if isinstance(end, str) else "end") if outer else (0, end)
-        return f"for (int {n} = {lo}; {n} < {hi}; {n}++) {{"
-    def bitcast(self, u:UOp, a:str) -> str:
-        return c_bitcast_bf16(u, a) if dtypes.bfloat16 in (u.dtype, u.src[0].dtype) else self.alu(Ops.BITCAST, u.dtype, [a])
-    def begin(self, lin:list[UOp]) -> list[str]: return []  # declarations at the function's scope (05b: workgroup memory)
-    def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]: return []  # lines closing range `r` (its reduces' (acc, REDUCE))
-    def around_range(self, r:UOp) -> tuple[list[str], list[str]]: return [], []  # lines before range `r` opens, after it closes (05b: tiles)
-    def render(self, name:str, lin:list[UOp]) -> str:
-        "Source of linear program `lin` as a function `name`; values that differ between vector lanes are C vectors."
-        if bad := {u.dtype for u in lin if u.dtype not in c_types and u.dtype is not dtypes.void}:
-            raise NotImplementedError(f"{type(self).__name__}: dtypes {sorted(map(str, bad))} are not supported")
-        params, head = sorted({s.arg: s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}.items()), self.prelude(lin)
-        lane, vec = lane_values(lin)
-        names, accs, lines, depth, outer = {}, {}, [], 1, outer_loop(lin)
-        vacc = {u.src[0] for u in lin if u.op is Ops.DEFINE_ACC and u in vec}  # reduces whose accumulator is a vector
-        dots = {u: d for u in vacc if self.dots and (d := dot_i8_args(u, lane))}  # int8 dot products: `dot_i8`
-        ex = lambda u: names.get(u) or c_index(u, self.const, vec, names)
-        vx = lambda u, d: ex(u) if u in vec else vbroadcast(ex(u), d)  # an operand of a vector op
-        def let(u:UOp, code:str):
-            names[u] = f"v{len(names)}"
-            if (r := self.rounded.get(u.dtype)) and u.op is not Ops.LOAD: code = f"{'v' * (u in vec)}{r}({code})"  # a vector: `vrbf`
-            lines.append((depth, f"{vtype(u.dtype)} {names[u]} = {code};" if u in vec else self.decl(u.dtype, names[u], code)))
-        lines += [(1, ln) for ln in self.begin(lin)]
-        if lane is not None: lines.append((1, f"{vtype(dtypes.int32)} {lane.arg[0]} = {{{', '.join(map(str, range(lane.arg[1])))}}};"))
-        for u in lin:
-            if u.op in (Ops.RANGE, Ops.ENDRANGE) and lane in (u, *u.src): continue  # lanes are elements of vectors, not a loop
-            if u.op is Ops.RANGE:  # a loop 04's `stop_loops` stopped ends at its source's value
-                lines += [(depth, ln) for ln in self.around_range(u)[0]] + [(depth, self.loop(u, u is outer, ex(u.src[0]) if u.src else u.arg[1]))]
-                depth += 1
-            elif u.op is Ops.ENDRANGE:
-                lines += [(depth, ln) for ln in self.end_range(u.src[0], [(a, r) for r, a in accs.items() if u.src[0] in r.src])]
-                depth -= 1; lines += [(depth, ln) for ln in ["}"] + self.around_range(u.src[0])[1]]
-            elif u.op is Ops.DEFINE_ACC:
-                red, acc = u.src[0], f"acc{len(accs)}"
-                accs[red], names[red] = acc, f"{hred_name(red.arg, red.dtype)}({acc})" if lane in red.src else acc
-                if r := self.rounded.get(u.dtype): names[red] = f"{r}({acc})"
-                init = self.const(u.arg, u.dtype)
-                decl = f"{vtype(u.dtype)} {acc} = {vbroadcast(init, u.dtype)};" if u in vec else self.decl(u.dtype, acc, init, mutable=True)
-                lines.append((depth, decl))
-            elif u.op is Ops.REDUCE and u in dots:
-                lines.append((depth, f"{accs[u]} = dot_i8({accs[u]}, {', '.join(f'data{ld.src[0].arg}+{ex(b)}' for ld, b in dots[u])});"))
-            elif u.op is Ops.REDUCE:
-                upd = ((lambda v: self.vector_alu(u.arg, u.dtype, [accs[u], vx(v, u.dtype)])) if u in vacc else
-                       lambda v: self.alu(u.arg, u.dtype, [accs[u], ex(v)], u.dtype))
-                lines += [(depth, f"{accs[u]} = {upd(v)};") for v in u.src if v.op is not Ops.RANGE]
-            elif u.op is Ops.LOAD and u in vec: let(u, vector_load(u, lane, ex))
-            elif u.op is Ops.LOAD: let(u, self.read(u, ex))
-            elif u.op is Ops.STORE and {u.src[1], u.src[2]} & vec: lines.append((depth, vector_store(u, lane, vec, ex)))
-            elif u.op is Ops.STORE: lines.append((depth, self.store(u, ex(u.src[1]), ex(u.src[2]))))
-            elif u in vec: let(u, self.vector_alu(u.op, u.dtype, [vx(s, s.dtype) for s in u.src], u.src[-1].dtype))
-            elif u.op is Ops.BITCAST: let(u, self.bitcast(u, ex(u.src[0])))
-            else: let(u, self.alu(u.op, u.dtype, [ex(s) for s in u.src], u.src[-1].dtype))
-        wide = {u.src[0].dtype for u in vec if u.op is Ops.CAST and u.src[0].dtype in (dtypes.int8, dtypes.uint8) and u.dtype.itemsize == 4}
-        if lane is not None:
-            head += vector_prelude(lin, lane, vec) + c_widen8(lane.arg[1], wide) * bool(wide and self.host_dot) + c_dot_i8(lane.arg[1]) * bool(dots)
-            head += c_half(lane.arg[1]) * (self.host_dot and any(u.op is Ops.CAST and {u.dtype, u.src[0].dtype} == HALF for u in vec))
-        return head + self.signature(name, params) + " {\n" + "".join("  " * d + ln + "\n" for d, ln in lines) + "}\n"
+
+# %% ../nbs/04a_renderer.ipynb #4c5e8d5d
+@patch_to(CRenderer)
+def prelude(self, lin:list[UOp]) -> str:
+    has = lambda d: any(u.dtype is d for u in lin)
+    return self.headers + C_F16 * has(dtypes.float16) + C_BF16 * has(dtypes.bfloat16)
+@patch_to(CRenderer)
+def buf_type(self, d:DType) -> str: return "uint16_t" if d is dtypes.bfloat16 else c_types[d]
+@patch_to(CRenderer)
+def signature(self, name:str, params:list) -> str:
+    bufs = ', '.join(f'{self.buf_type(d)}* restrict data{i}' for i, d in params)
+    return f"void {name}({bufs}, int start, int end)"
+@patch_to(CRenderer)
+def loop(self, u:UOp, outer:bool, end) -> str:  # end: the trip count, or (a str) the name of 04's `stop_loops` end
+    n, stop = u.arg[0], f"(end < {end} ? end : {end})" if isinstance(end, str) else "end"
+    lo, hi = ("start", stop) if outer else (0, end)
+    return f"for (int {n} = {lo}; {n} < {hi}; {n}++) {{"
+@patch_to(CRenderer)
+def bitcast(self, u:UOp, a:str) -> str:
+    if dtypes.bfloat16 in (u.dtype, u.src[0].dtype): return c_bitcast_bf16(u, a)
+    return self.alu(Ops.BITCAST, u.dtype, [a])
+# declarations at the function's scope (05b: workgroup memory)
+@patch_to(CRenderer)
+def begin(self, lin:list[UOp]) -> list[str]: return []
+# lines closing range `r` (its reduces' (acc, REDUCE))
+@patch_to(CRenderer)
+def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]: return []
+# lines before range `r` opens, after it closes (05b: tiles)
+@patch_to(CRenderer)
+def around_range(self, r:UOp) -> tuple[list[str], list[str]]: return [], []
+
+# %% ../nbs/04a_renderer.ipynb #b6396c58
+@patch_to(CRenderer)
+def render(self, name:str, lin:list[UOp]) -> str:
+    "Source of linear program `lin` as a function `name`; values that differ between vector lanes are C vectors."
+    if bad := {u.dtype for u in lin if u.dtype not in c_types and u.dtype is not dtypes.void}:
+        raise NotImplementedError(f"{type(self).__name__}: dtypes {sorted(map(str, bad))} are not supported")
+    params = sorted({s.arg: s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}.items())
+    head = self.prelude(lin)
+    lane, vec = lane_values(lin)
+    names, accs, lines, depth, outer = {}, {}, [], 1, outer_loop(lin)
+    vacc = {u.src[0] for u in lin if u.op is Ops.DEFINE_ACC and u in vec}  # reduces whose accumulator is a vector
+    dots = {u: d for u in vacc if self.dots and (d := dot_i8_args(u, lane))}  # int8 dot products: `dot_i8`
+    ex = lambda u: names.get(u) or c_index(u, self.const, vec, names)
+    vx = lambda u, d: ex(u) if u in vec else vbroadcast(ex(u), d)  # an operand of a vector op
+    def let(u:UOp, code:str):
+        names[u] = f"v{len(names)}"
+        if (r := self.rounded.get(u.dtype)) and u.op is not Ops.LOAD:
+            code = f"{'v' * (u in vec)}{r}({code})"  # a vector: `vrbf`
+        decl = f"{vtype(u.dtype)} {names[u]} = {code};" if u in vec else self.decl(u.dtype, names[u], code)
+        lines.append((depth, decl))
+    lines += [(1, ln) for ln in self.begin(lin)]
+    if lane is not None:
+        ids = ', '.join(map(str, range(lane.arg[1])))
+        lines.append((1, f"{vtype(dtypes.int32)} {lane.arg[0]} = {{{ids}}};"))
+    for u in lin:
+        if u.op in (Ops.RANGE, Ops.ENDRANGE) and lane in (u, *u.src): continue  # lanes: vector elements, not a loop
+        if u.op is Ops.RANGE:  # a loop 04's `stop_loops` stopped ends at its source's value
+            end = ex(u.src[0]) if u.src else u.arg[1]
+            lines += [(depth, ln) for ln in self.around_range(u)[0]] + [(depth, self.loop(u, u is outer, end))]
+            depth += 1
+        elif u.op is Ops.ENDRANGE:
+            ended = [(a, r) for r, a in accs.items() if u.src[0] in r.src]
+            lines += [(depth, ln) for ln in self.end_range(u.src[0], ended)]
+            depth -= 1; lines += [(depth, ln) for ln in ["}"] + self.around_range(u.src[0])[1]]
+        elif u.op is Ops.DEFINE_ACC:
+            red, acc = u.src[0], f"acc{len(accs)}"
+            accs[red], names[red] = acc, f"{hred_name(red.arg, red.dtype)}({acc})" if lane in red.src else acc
+            if r := self.rounded.get(u.dtype): names[red] = f"{r}({acc})"
+            init = self.const(u.arg, u.dtype)
+            if u in vec: lines.append((depth, f"{vtype(u.dtype)} {acc} = {vbroadcast(init, u.dtype)};"))
+            else: lines.append((depth, self.decl(u.dtype, acc, init, mutable=True)))
+        elif u.op is Ops.REDUCE and u in dots:
+            ptrs = ', '.join(f'data{ld.src[0].arg}+{ex(b)}' for ld, b in dots[u])
+            lines.append((depth, f"{accs[u]} = dot_i8({accs[u]}, {ptrs});"))
+        elif u.op is Ops.REDUCE:
+            upd = ((lambda v: self.vector_alu(u.arg, u.dtype, [accs[u], vx(v, u.dtype)])) if u in vacc else
+                   lambda v: self.alu(u.arg, u.dtype, [accs[u], ex(v)], u.dtype))
+            lines += [(depth, f"{accs[u]} = {upd(v)};") for v in u.src if v.op is not Ops.RANGE]
+        elif u.op is Ops.LOAD and u in vec: let(u, vector_load(u, lane, ex))
+        elif u.op is Ops.LOAD: let(u, self.read(u, ex))
+        elif u.op is Ops.STORE and {u.src[1], u.src[2]} & vec: lines.append((depth, vector_store(u, lane, vec, ex)))
+        elif u.op is Ops.STORE: lines.append((depth, self.store(u, ex(u.src[1]), ex(u.src[2]))))
+        elif u in vec: let(u, self.vector_alu(u.op, u.dtype, [vx(s, s.dtype) for s in u.src], u.src[-1].dtype))
+        elif u.op is Ops.BITCAST: let(u, self.bitcast(u, ex(u.src[0])))
+        else: let(u, self.alu(u.op, u.dtype, [ex(s) for s in u.src], u.src[-1].dtype))
+    casts = [u for u in vec if u.op is Ops.CAST]
+    narrow = (dtypes.int8, dtypes.uint8)
+    wide = {u.src[0].dtype for u in casts if u.src[0].dtype in narrow and u.dtype.itemsize == 4}
+    if lane is not None:
+        head += vector_prelude(lin, lane, vec) + c_widen8(lane.arg[1], wide) * bool(wide and self.host_dot)
+        head += c_dot_i8(lane.arg[1]) * bool(dots)
+        head += c_half(lane.arg[1]) * (self.host_dot and any({u.dtype, u.src[0].dtype} == HALF for u in casts))
+    return head + self.signature(name, params) + " {\n" + "".join("  " * d + ln + "\n" for d, ln in lines) + "}\n"
 
 # %% ../nbs/04a_renderer.ipynb #c57fe043
-C_FREESTANDING = "".join(f"typedef __{n.upper()}_TYPE__ {n}_t;\n" for n in (f"{s}int{b}" for b in (8, 16, 32, 64) for s in ("", "u"))) + \
+C_FREESTANDING = "".join(f"typedef __{n.upper()}_TYPE__ {n}_t;\n"
+                         for n in (f"{s}int{b}" for b in (8, 16, 32, 64) for s in ("", "u"))) + \
     "#define bool _Bool\n#define INFINITY __builtin_inff()\n#define NAN __builtin_nanf(\"\")\n" + \
     "#define sqrtf __builtin_sqrtf\n#define sqrt __builtin_sqrt\n"
 class FreestandingCRenderer(CRenderer):

@@ -7,7 +7,8 @@ from __future__ import annotations
 import math, functools, itertools, numpy as np
 from typing import NamedTuple
 from dataclasses import dataclass
-from .tensor import Tensor, UOp, Ops, GroupOp, Buffer, View, ShapeTracker, Sym, dtypes, patch_to, exec_rules, cast_np, getenv, backends, writers
+from .tensor import (Tensor, UOp, Ops, GroupOp, Buffer, View, ShapeTracker, Sym, dtypes, patch_to, exec_rules,
+                             cast_np, getenv, backends, writers)
 import tinybook.ops  # noqa: F401, the Tensor API whose graphs are scheduled
 import tinybook.autograd  # noqa: F401, gradients flow through contiguous()
 
@@ -30,33 +31,43 @@ def kernel_name(ast:UOp) -> str:
 
 # %% ../nbs/03_schedule.ipynb #53e36998
 UNSAFE_PAD = {Ops.EXP2, Ops.LOG2, Ops.RECIPROCAL, Ops.IDIV, Ops.MOD}
-REUSE = 16  # a computed value a reduce reads this many times over (through a broadcast) gets a kernel of its own (not 0-d int32 index math)
+# a computed value a reduce reads this many times over (through a broadcast) gets a kernel of its own (not 0-d int32
+# index math)
+REUSE = 16
 class _Realize(Exception):
     def __init__(self, u:UOp): self.u = u
 def _plain(x): return int(x) if isinstance(x, Sym) else tuple(map(_plain, x)) if isinstance(x, tuple) else x
 def _view(shape:tuple, mops:tuple) -> ShapeTracker:
-    "The views of a contiguous `shape` after movement ops `mops` (listed outermost first); a `Sym` size (00) is its largest value here."
+    """The views of a contiguous `shape` after movement ops `mops` (listed outermost first); a `Sym` size (00) is its
+    largest value here."""
     return _views(_plain(shape), _plain(mops))
 @functools.lru_cache(maxsize=1 << 16)  # each training step asks for the same views again
 def _views(shape:tuple, mops:tuple) -> ShapeTracker:
     st = ShapeTracker((View.contiguous(shape),))
     for op, arg in reversed(mops): st = st.movement(op, arg)
     return st
-NEST = (256, 16)  # a reduce of at most 256 elements stays inside the reduce that reads it, if that one has at least 16 outputs
+# a reduce of at most 256 elements stays inside the reduce that reads it, if that one has at least 16 outputs
+NEST = (256, 16)
 def _nests(u:UOp, mops:tuple, outer:UOp) -> bool:
-    "Can reduce `u`, read through reshapes `mops` by reduce `outer`, run inside it: short, its kept axes as they are (or squeezed), no `Sym`?"
-    if any(isinstance(s, Sym) for s in u.shape + outer.shape) or math.prod(u.src[0].shape) > NEST[0] * math.prod(u.shape): return False
-    return math.prod(outer.shape) >= NEST[1] and _view(u.shape, mops).shape in (u.shape, tuple(n for i, n in enumerate(u.shape) if i not in u.arg[1]))
+    """Can reduce `u`, read through reshapes `mops` by reduce `outer`, run inside it: short, its kept axes as they are
+    (or squeezed), no `Sym`?"""
+    if any(isinstance(s, Sym) for s in u.shape + outer.shape): return False
+    if math.prod(u.src[0].shape) > NEST[0] * math.prod(u.shape): return False
+    squeezed = tuple(n for i, n in enumerate(u.shape) if i not in u.arg[1])
+    return math.prod(outer.shape) >= NEST[1] and _view(u.shape, mops).shape in (u.shape, squeezed)
 def _recomputed(u:UOp, mops:tuple, axes:tuple) -> int:
-    "How often each element of `u` is computed under a reduce over `axes`, read through `mops`: once per trip of the loops it is broadcast along,\
-    but for reduce loops inside all of its own (04 computes it before them)."
+    """How often each element of `u` is computed under a reduce over `axes`, read through `mops`: once per trip of the
+    loops it is broadcast along, but for reduce loops inside all of its own (04 computes it before them)."""
     if len((st := _view(u.shape, mops)).views) > 1: return math.prod(st.shape) // max(1, math.prod(_plain(u.shape)))
     v = st.views[0]; own = max((a for a in axes if v.strides[a] and v.shape[a] > 1), default=-1)
     return math.prod(n for a, (n, s) in enumerate(zip(v.shape, v.strides)) if s == 0 and not (a in axes and a > own))
+
+# %% ../nbs/03_schedule.ipynb #03419c42
 class _KernelBuilder:
     def __init__(self, outs:tuple, realized:set):
         self.outs, self.realized, self.inputs, self.memo = outs, realized, [], {}
-        self.reduce, self.inner, self.in_reduce = None, None, 0  # the kernel's reduce, one inside it, and how deep the walk is in them
+        # the kernel's reduce, one inside it, and how deep the walk is in them
+        self.reduce, self.inner, self.in_reduce = None, None, 0
     def param(self, u:UOp) -> UOp:
         if u not in self.inputs: self.inputs.append(u)
         return UOp(Ops.PARAM, u.dtype, (), len(self.outs) + self.inputs.index(u))
@@ -64,7 +75,8 @@ class _KernelBuilder:
         "The AST: a STORE of every output into its parameter."
         return UOp(Ops.SINK, src=tuple(self.store(UOp(Ops.PARAM, u.dtype, (), i), u) for i, u in enumerate(self.outs)))
     def store(self, p:UOp, u:UOp) -> UOp:
-        "The STORE of `u` into parameter `p`: all of it, or an `ASSIGN`'s value through its view plus its offset (see below)."
+        """The STORE of `u` into parameter `p`: all of it, or an `ASSIGN`'s value through its view plus its offset (see
+        below)."""
         if u.op is Ops.ASSIGN:
             st = ShapeTracker(tuple(View(*map(_plain, (v.shape, v.strides, v.offset, v.mask))) for v in u.arg.views))
             return UOp(Ops.STORE, dtypes.void, (p, self.build(u.src[1], ()), self.build(u.src[2], ())), st)
@@ -75,31 +87,39 @@ class _KernelBuilder:
     def build(self, u:UOp, mops:tuple) -> UOp:
         if (u, mops) not in self.memo: self.memo[(u, mops)] = self._build(u, mops)  # shared subgraphs are built once
         return self.memo[(u, mops)]
-    def _build(self, u:UOp, mops:tuple) -> UOp:
-        if (k := next((i for i, o in enumerate(self.outs) if o.op is Ops.ASSIGN and o.src[0] is u), None)) is not None:
-            return UOp(Ops.LOAD, u.dtype, (UOp(Ops.PARAM, u.dtype, (), k),), _view(u.shape, mops))  # what a write in place overwrites
-        if u not in self.outs and (u in self.realized or u.op is Ops.BUFFER): return UOp(Ops.LOAD, u.dtype, (self.param(u),), _view(u.shape, mops))
-        if u.op in GroupOp.Movement: return self.build(u.src[0], mops + ((u.op, u.arg),))
-        if u.op is Ops.CONST: return UOp(Ops.VIEW, u.dtype, (UOp(Ops.CONST, u.dtype, (), u.arg),), _view((), mops))
-        if u.op in (Ops.DETACH, Ops.CONTIGUOUS): return self.build(u.src[0], mops)
-        if u.op is Ops.REDUCE:
-            if any(op is not Ops.RESHAPE for op, _ in mops): raise _Realize(u)
-            if self.in_reduce == 1 and self.inner in (None, u) and _nests(u, mops, self.reduce): self.inner, level = u, 2
-            elif self.in_reduce or self.reduce not in (None, u): raise _Realize(u)
-            else: self.reduce, level = u, 1
-            self.in_reduce = level
-            src, self.in_reduce = self.build(u.src[0], ()), level - 1
-            return UOp(Ops.REDUCE, u.dtype, (src,), (*u.arg, _view(u.shape, mops)))
-        if u.op in UNSAFE_PAD and any(op is Ops.PAD for op, _ in mops): raise _Realize(u)
-        if self.in_reduce and u.op in GroupOp.ALU and u.dtype is not dtypes.bool and (u.shape or u.dtype is not dtypes.int32) and \
-           _recomputed(u, mops, (self.inner if self.in_reduce == 2 else self.reduce).arg[1]) >= REUSE and \
-           any(s.op is Ops.BUFFER or s in self.realized for s in u.toposort): raise _Realize(u)
-        return UOp(u.op, u.dtype, tuple(self.build(s, mops) for s in u.src), u.arg)
+
+# %% ../nbs/03_schedule.ipynb #22d9a925
+@patch_to(_KernelBuilder)
+def _build(self, u:UOp, mops:tuple) -> UOp:
+    if (k := next((i for i, o in enumerate(self.outs) if o.op is Ops.ASSIGN and o.src[0] is u), None)) is not None:
+        # what a write in place overwrites
+        return UOp(Ops.LOAD, u.dtype, (UOp(Ops.PARAM, u.dtype, (), k),), _view(u.shape, mops))
+    if u not in self.outs and (u in self.realized or u.op is Ops.BUFFER):
+        return UOp(Ops.LOAD, u.dtype, (self.param(u),), _view(u.shape, mops))
+    if u.op in GroupOp.Movement: return self.build(u.src[0], mops + ((u.op, u.arg),))
+    if u.op is Ops.CONST: return UOp(Ops.VIEW, u.dtype, (UOp(Ops.CONST, u.dtype, (), u.arg),), _view((), mops))
+    if u.op in (Ops.DETACH, Ops.CONTIGUOUS): return self.build(u.src[0], mops)
+    if u.op is Ops.REDUCE:
+        if any(op is not Ops.RESHAPE for op, _ in mops): raise _Realize(u)
+        if self.in_reduce == 1 and self.inner in (None, u) and _nests(u, mops, self.reduce):
+            self.inner, level = u, 2
+        elif self.in_reduce or self.reduce not in (None, u): raise _Realize(u)
+        else: self.reduce, level = u, 1
+        self.in_reduce = level
+        src, self.in_reduce = self.build(u.src[0], ()), level - 1
+        return UOp(Ops.REDUCE, u.dtype, (src,), (*u.arg, _view(u.shape, mops)))
+    if u.op in UNSAFE_PAD and any(op is Ops.PAD for op, _ in mops): raise _Realize(u)
+    value = u.op in GroupOp.ALU and u.dtype is not dtypes.bool and (u.shape or u.dtype is not dtypes.int32)
+    if self.in_reduce and value and \
+       _recomputed(u, mops, (self.inner if self.in_reduce == 2 else self.reduce).arg[1]) >= REUSE and \
+       any(s.op is Ops.BUFFER or s in self.realized for s in u.toposort): raise _Realize(u)
+    return UOp(u.op, u.dtype, tuple(self.build(s, mops) for s in u.src), u.arg)
 
 # %% ../nbs/03_schedule.ipynb #e972ab8c
 @patch_to(Tensor)
 def clone(self, device:str|None=None) -> Tensor:
-    "A copy in its own buffer (on `device`, if given), with a clone of the gradient, as tinygrad's: a later `assign` to this tensor leaves it be."
+    """A copy in its own buffer (on `device`, if given), with a clone of the gradient, as tinygrad's: a later `assign`
+    to this tensor leaves it be."""
     ret = (self if device is None else self.to(device)).contiguous()
     if self.grad is not None: ret.grad = self.grad.clone(device)
     return ret
@@ -120,14 +140,16 @@ class KernelPlan(NamedTuple):
     ins: list
 def _base(u:UOp) -> UOp: return u if u.op is Ops.BUFFER else _base(u.src[0])
 def _reads_file(u:UOp) -> bool:
-    "Is `u` a copy of a view of a file (DISK)? It reads its elements from the file's map itself: no kernel makes a copy of them first."
+    """Is `u` a copy of a view of a file (DISK)? It reads its elements from the file's map itself: no kernel makes a
+    copy of them first."""
     return u.op is Ops.COPY and u.src[1].st is not None and u.src[1].device.split(":")[0].upper() == "DISK"
 def create_schedule(roots:list[UOp]) -> list[KernelPlan]:
     "The kernels that compute `roots`, in dependency order."
     topo = UOp(Ops.SINK, src=tuple(roots)).toposort[:-1]
     realized = {u for u in roots if u.op is not Ops.BUFFER} | {u for u in topo if u.op in (Ops.CONTIGUOUS, Ops.COPY)}
     realized |= {u.src[1] for u in topo if u.op is Ops.COPY and u.src[1].op is not Ops.BUFFER and not _reads_file(u)}
-    built = {}  # realized node -> its builder and AST, kept across restarts unless the new realized node was inlined in it
+    # realized node -> its builder and AST, kept across restarts unless the new realized node was inlined in it
+    built = {}
     while True:
         try:
             for u in (u for u in topo if u in realized and u not in built and u.op is not Ops.COPY):
@@ -148,11 +170,14 @@ def _group_outputs(kernels:list[KernelPlan], roots:list[UOp], realized:set) -> l
         if outs[0] in roots and ast.op is Ops.SINK and not any(x.op is Ops.REDUCE for x in ast.toposort):
             groups.setdefault(outs[0].shape, []).append(outs[0])
     for g in groups.values():
-        last = max(k for k, (outs, _, _) in enumerate(kernels) if outs[0] in g)  # the group runs where its last member did
-        if len(g) < 2 or any(i in g and outs[0] not in g and k <= last for k, (outs, _, ins) in enumerate(kernels) for i in ins): continue
+        last = max(k for k, (outs, _, _) in enumerate(kernels) if outs[0] in g)  # the group runs where its last one did
+        if len(g) < 2: continue
+        readers = [k for k, (outs, _, ins) in enumerate(kernels) for i in ins if i in g and outs[0] not in g]
+        if any(k <= last for k in readers): continue
         kb = _KernelBuilder(tuple(g), realized - set(g))
         ast = kb.kernel()
-        kernels = [KernelPlan(tuple(g), ast, kb.inputs) if k == last else kn for k, kn in enumerate(kernels) if k == last or kn.outs[0] not in g]
+        kernels = [KernelPlan(tuple(g), ast, kb.inputs) if k == last else kn for k, kn in enumerate(kernels)
+                   if k == last or kn.outs[0] not in g]
     return kernels
 
 # %% ../nbs/03_schedule.ipynb #61b3b4b9
@@ -162,17 +187,22 @@ def st_indices(st:ShapeTracker) -> tuple[np.ndarray, np.ndarray]:
     for i, v in enumerate(reversed(st.views)):
         if v.mask: valid &= np.logical_and.reduce([(lo <= x) & (x < hi) for x, (lo, hi) in zip(idx, v.mask)] + [valid])
         flat = v.offset + sum((x * s for x, s in zip(idx, v.strides)), np.zeros_like(valid, np.int64))
-        if i < len(st.views) - 1: idx = list(np.unravel_index(np.where(valid, flat, 0), st.views[-2 - i].shape)) if st.views[-2 - i].shape else []
+        if i < len(st.views) - 1:
+            shape = st.views[-2 - i].shape
+            idx = list(np.unravel_index(np.where(valid, flat, 0), shape)) if shape else []
     return np.where(valid, flat, 0), valid
 
 # %% ../nbs/03_schedule.ipynb #2e44fe33
 def _gather(flat:np.ndarray, st:ShapeTracker) -> np.ndarray:
-    if len(st.views) == 1 and (v := st.views[0]).mask is None and min(v.strides, default=0) >= 0 and flat.size:  # strided: a view, no indices
-        return np.lib.stride_tricks.as_strided(flat[v.offset:], v.shape, [s * flat.itemsize for s in v.strides], writeable=False)
+    if len(st.views) == 1 and (v := st.views[0]).mask is None and min(v.strides, default=0) >= 0 and flat.size:
+        strides = [s * flat.itemsize for s in v.strides]  # strided: a view, no indices
+        return np.lib.stride_tricks.as_strided(flat[v.offset:], v.shape, strides, writeable=False)
     idx, valid = st_indices(st)
-    return np.where(valid, flat[idx] if flat.size else np.zeros(idx.shape, flat.dtype), 0).astype(flat.dtype).reshape(st.shape)
+    vals = flat[idx] if flat.size else np.zeros(idx.shape, flat.dtype)
+    return np.where(valid, vals, 0).astype(flat.dtype).reshape(st.shape)
 def kept_outputs(ast:UOp) -> list[int]:
-    "The outputs kernel `ast` writes in place, by number: an `ASSIGN`'s, whose STORE has a third source, its offset (see below)."
+    """The outputs kernel `ast` writes in place, by number: an `ASSIGN`'s, whose STORE has a third source, its offset
+    (see below)."""
     return [i for i, st in enumerate(ast.src) if len(st.src) > 2] if ast.op is Ops.SINK else []
 def run_kernel(ast:UOp, bufs:list[Buffer]) -> None:
     "Execute kernel `ast` on `bufs` with numpy, writing the output buffers."
@@ -185,8 +215,10 @@ def run_kernel(ast:UOp, bufs:list[Buffer]) -> None:
             elif u.op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST}: vals[u] = exec_rules[u.op](u, *[vals[s] for s in u.src])
     kept = kept_outputs(ast)
     for i, st in enumerate(ast.src):
-        v = np.array(cast_np(vals[st.src[1]], st.src[1].dtype)).reshape(-1)  # a copy: never a view of an input (a file DISK maps)
-        if i in kept: bufs[st.src[0].arg].data[st_indices(st.arg)[0] + vals[st.src[2]].reshape(-1)] = v  # in place, at its offset
+        # a copy: never a view of an input (a file DISK maps)
+        v = np.array(cast_np(vals[st.src[1]], st.src[1].dtype)).reshape(-1)
+        # in place, at its offset
+        if i in kept: bufs[st.src[0].arg].data[st_indices(st.arg)[0] + vals[st.src[2]].reshape(-1)] = v
         else: bufs[st.src[0].arg].data = v
 
 # %% ../nbs/03_schedule.ipynb #47c25115
@@ -198,14 +230,17 @@ def memory_plan(kernels:list[KernelPlan], roots:list[UOp]) -> dict[UOp, Buffer]:
         for u in outs:
             key = (u.device, math.prod(u.shape), u.dtype)
             if u.op is Ops.ASSIGN: bufs[u] = u.src[0].arg  # written where it is
-            else: bufs[u] = free[key].pop() if u not in roots and free.get(key) else Buffer(u.device, math.prod(u.shape), u.dtype)
+            elif u not in roots and free.get(key): bufs[u] = free[key].pop()
+            else: bufs[u] = Buffer(u.device, math.prod(u.shape), u.dtype)
         for i in ins:
-            if last[i] == k and i in bufs and i not in roots: free.setdefault((i.device, math.prod(i.shape), i.dtype), []).append(bufs[i])
+            if last[i] == k and i in bufs and i not in roots:
+                free.setdefault((i.device, math.prod(i.shape), i.dtype), []).append(bufs[i])
     return bufs
 
 # %% ../nbs/03_schedule.ipynb #12644bf4
 class _Slot(NamedTuple):
-    "A `BUFFER`'s stand-in in the cache key: its number in the graph's order and its size (device and dtype stay on the node)."
+    """A `BUFFER`'s stand-in in the cache key: its number in the graph's order and its size (device and dtype stay on
+    the node)."""
     idx: int
     size: int
 def _syms(x) -> list:
@@ -214,36 +249,46 @@ def _syms(x) -> list:
     return [x] if isinstance(x, Sym) else [s for y in x for s in _syms(y)] if isinstance(x, tuple) else []
 def _resym(x, new:dict):
     "Argument `x` with each `Sym` size's expression made of the new nodes."
-    if isinstance(x, ShapeTracker): return ShapeTracker(tuple(View(_resym(v.shape, new), v.strides, v.offset, _resym(v.mask, new)) for v in x.views))
-    return Sym(new[x.u], (x.lo, int(x))) if isinstance(x, Sym) else tuple(_resym(y, new) for y in x) if isinstance(x, tuple) else x
+    if isinstance(x, ShapeTracker):
+        views = tuple(View(_resym(v.shape, new), v.strides, v.offset, _resym(v.mask, new)) for v in x.views)
+        return ShapeTracker(views)
+    if isinstance(x, Sym): return Sym(new[x.u], (x.lo, int(x)))
+    return tuple(_resym(y, new) for y in x) if isinstance(x, tuple) else x
 def _normalize(roots:list[UOp]) -> tuple[tuple, dict]:
-    "`roots` with every `BUFFER` made a numbered `_Slot` (in a `Sym` size's expression too), and the map from new nodes back to old ones."
+    """`roots` with every `BUFFER` made a numbered `_Slot` (in a `Sym` size's expression too), and the map from new
+    nodes back to old ones."""
     new, slot = {}, itertools.count()
     named = lambda u: u.op in GroupOp.Movement or u.op is Ops.ASSIGN  # the nodes whose argument may hold a Sym size
     syms = tuple(dict.fromkeys(s.u for u in UOp(Ops.SINK, src=tuple(roots)).toposort if named(u) for s in _syms(u.arg)))
     for u in UOp(Ops.SINK, src=syms + tuple(roots)).toposort[:-1]:  # a Sym's expression before the views that name it
         src, arg = tuple(new[s] for s in u.src), _resym(u.arg, new) if named(u) and _syms(u.arg) else u.arg
-        new[u] = (u.replace(arg=_Slot(next(slot), u.arg.size)) if u.op is Ops.BUFFER else u if src == u.src and arg is u.arg else
+        new[u] = (u.replace(arg=_Slot(next(slot), u.arg.size)) if u.op is Ops.BUFFER else
+                  u if src == u.src and arg is u.arg else
                   u.replace(src=src, arg=arg))
     return tuple(new[r] for r in roots), {v: k for k, v in new.items()}
 @functools.lru_cache(maxsize=256)  # bounded: a graph no step builds any more is dropped
 def schedule_cache(key:tuple) -> list[KernelPlan]: return create_schedule(list(key))
 def cached_schedule(roots:list[UOp]) -> list[KernelPlan]:
-    "`create_schedule(roots)`, reused for any graph that differs only in its buffers (`schedule_cache.cache_info()` counts hits)."
+    """`create_schedule(roots)`, reused for any graph that differs only in its buffers (`schedule_cache.cache_info()`
+    counts hits)."""
     key, back = _normalize(roots)
-    return [KernelPlan(tuple(back[u] for u in k.outs), back.get(k.ast, k.ast), [back[u] for u in k.ins]) for k in schedule_cache(key)]
+    return [KernelPlan(tuple(back[u] for u in k.outs), back.get(k.ast, k.ast), [back[u] for u in k.ins])
+            for k in schedule_cache(key)]
 
 # %% ../nbs/03_schedule.ipynb #a5873c4f
 def print_schedule(items:list[ScheduleItem]) -> None:
     for i, si in enumerate(items):
         ops = sorted({u.op.name for u in si.ast.toposort if u.op in GroupOp.ALU | {Ops.CAST, Ops.REDUCE}})
-        print(f"{i:3d} {kernel_name(si.ast) if si.ast.op is Ops.SINK else 'copy':<20} bufs {len(si.bufs)}  ops {' '.join(ops)}")
+        name = kernel_name(si.ast) if si.ast.op is Ops.SINK else 'copy'
+        print(f"{i:3d} {name:<20} bufs {len(si.bufs)}  ops {' '.join(ops)}")
 def schedule_uops(roots:list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, Buffer]]:
     "The kernels, with buffers, that compute `roots`, and the buffer each root ends up in."
     kernels = cached_schedule(roots)
     bufs = memory_plan(kernels, roots)
-    for u in (u for k in kernels for u in k.outs if not bufs[u].size): bufs[u].data = np.empty(0, u.dtype.np)  # empty: no kernel
-    items = [ScheduleItem(k.ast, [bufs[u] for u in k.outs] + [i.arg if i.op is Ops.BUFFER else bufs[i] for i in k.ins]) for k in kernels
+    # empty: no kernel
+    for u in (u for k in kernels for u in k.outs if not bufs[u].size): bufs[u].data = np.empty(0, u.dtype.np)
+    items = [ScheduleItem(k.ast, [bufs[u] for u in k.outs] + [i.arg if i.op is Ops.BUFFER else bufs[i] for i in k.ins])
+             for k in kernels
              if any(bufs[u].size for u in k.outs)]
     if getenv("DEBUG") >= 3: print_schedule(items)
     return items, {r: r.arg if r.op is Ops.BUFFER else bufs[r] for r in roots}
@@ -255,12 +300,14 @@ def run_schedule(items:list[ScheduleItem], run=run_kernel) -> None:
     "Execute the kernels in order with `run(ast, bufs)` (numpy here; 04_codegen passes compiled kernels)."
     for si in items:
         if si.ast.op is Ops.COPY:  # a copy; of a file's view (`_reads_file`), read through the view
-            si.bufs[0].data = np.array(_gather(si.bufs[1].data, si.ast.src[1].st) if _reads_file(si.ast) else si.bufs[1].data).reshape(-1)
+            src = _gather(si.bufs[1].data, si.ast.src[1].st) if _reads_file(si.ast) else si.bufs[1].data
+            si.bufs[0].data = np.array(src).reshape(-1)
         else: run(si.ast, si.bufs)
 
 # %% ../nbs/03_schedule.ipynb #b67745a1
 def write_view(t:Tensor) -> tuple[UOp, ShapeTracker]|None:
-    "(its `BUFFER`, the view) if `t` is movement ops on a realized buffer naming each element at most once, a place a write can go; else None."
+    """(its `BUFFER`, the view) if `t` is movement ops on a realized buffer naming each element at most once, a place a
+    write can go; else None."""
     if (st := t.uop.st) is None or len(st.views) > 1: return None
     if (v := st.views[0]).mask is not None or any(s == 0 and n > 1 for s, n in zip(v.strides, v.shape)): return None
     u = t.uop
@@ -270,38 +317,50 @@ def in_place(t:Tensor) -> tuple[UOp, ShapeTracker]|None:
     "`write_view(t)` when `t` is part of a buffer (not all of it, which `assign` gives a new value instead), else None."
     return None if (t.uop.src[0] if t.uop.op is Ops.RESHAPE else t.uop).op is Ops.BUFFER else write_view(t)
 def write_into(buf:UOp, st:ShapeTracker, v:Tensor, off:Tensor|None=None, region:Tensor|None=None) -> None:
-    "Write `v` into `BUFFER` `buf` through view `st` (`region`: that view as a tensor), `off` (int32, `v`'s shape) elements further on: one kernel."
+    """Write `v` into `BUFFER` `buf` through view `st` (`region`: that view as a tensor), `off` (int32, `v`'s shape)
+    elements further on: one kernel."""
     if math.prod(st.shape) == 0: return  # nothing to write (an empty slice)
     if buf in v.uop.toposort: v = v.contiguous()  # it reads what it overwrites: into a buffer of its own first
     if region is not None and (ok := region._sym_valid(tuple(range(region.ndim)))) is not None:
-        v = ok.where(v, region)  # past a Sym size (00) what is there, read where it is written: 04 stops the loop at the size
+        # past a Sym size (00) what is there, read where it is written: 04 stops the loop at the size
+        v = ok.where(v, region)
     off = Tensor.zeros(v.shape, dtype=dtypes.int32, device=v.device) if off is None else off
     u = UOp(Ops.ASSIGN, v.dtype, (buf, v.uop, off.uop), st)
     backends.get(u.device, lambda roots: run_schedule(schedule_uops(roots)[0]))([u])
-def _var_index(i) -> bool: return isinstance(i, Tensor) and getattr(i, "_var", None) is not None and i.ndim == 0 and i._var[1] >= 0
+
+# %% ../nbs/03_schedule.ipynb #9f0082f9
+def _var_index(i) -> bool:
+    return isinstance(i, Tensor) and getattr(i, "_var", None) is not None and i.ndim == 0 and i._var[1] >= 0
 def _var_slot(i) -> tuple|None:
-    "(the bound Variable, the index at its value p) if index `i` is one (p), or a slice from one to it plus an int n (p:p+n), else None."
+    """(the bound Variable, the index at its value p) if index `i` is one (p), or a slice from one to it plus an int n
+    (p:p+n), else None."""
     if _var_index(i): return i, lambda p: p
     if isinstance(i, slice) and _var_index(i.start) and i.step in (None, 1) and isinstance(i.stop, Tensor) and \
-       (u := i.stop.uop).op is Ops.ADD and u.src[0] is i.start.uop and u.src[1].op is Ops.CONST: return i.start, lambda p: slice(p, p + u.src[1].arg)
+       (u := i.stop.uop).op is Ops.ADD and u.src[0] is i.start.uop and u.src[1].op is Ops.CONST:
+        return i.start, lambda p: slice(p, p + u.src[1].arg)
     return None
 def write_in_place(t:Tensor, idx, v) -> bool:
-    "00's `writers` entry: `t[idx] = v` in place if `t[idx]` is part of a realized buffer (`idx` None: 02a's `t.assign(v)`); True if written."
+    """00's `writers` entry: `t[idx] = v` in place if `t[idx]` is part of a realized buffer (`idx` None: 02a's
+    `t.assign(v)`); True if written."""
     if idx is None:
         if (w := in_place(t)) is None: return False
         write_into(*w, v, region=t); return True
     idx = idx if isinstance(idx, tuple) else (idx,)
     ts = [k for k, i in enumerate(idx) if isinstance(i, Tensor) or isinstance(i, slice) and isinstance(i.start, Tensor)]
-    if t.requires_grad or write_view(t) is None or len(ts) > 1 or ts and (vs := _var_slot(idx[ts[0]])) is None: return False
+    if t.requires_grad or write_view(t) is None or len(ts) > 1 or ts and (vs := _var_slot(idx[ts[0]])) is None:
+        return False
     at = (lambda p: t[idx[:ts[0]] + (vs[1](p),) + idx[ts[0] + 1:]]) if ts else lambda p: t[idx]
     if (w := write_view(region := at(0))) is None: return False
     off = None
     if ts:
         p, (name, _, hi) = vs[0], vs[0]._var
         try: last = at(hi)
-        except IndexError as e: raise IndexError(f"Variable {name} reaches {hi}, past the axis it indexes: {e}") from None
-        if last.shape != region.shape: raise IndexError(f"Variable {name} reaches {hi}: the slice from it runs past the axis it indexes")
+        except IndexError as e:
+            raise IndexError(f"Variable {name} reaches {hi}, past the axis it indexes: {e}") from None
+        if last.shape != region.shape:
+            raise IndexError(f"Variable {name} reaches {hi}: the slice from it runs past the axis it indexes")
         stride = write_view(at(1))[1].views[0].offset - w[1].views[0].offset if hi else 0
         off = (p.to(t.device).cast(dtypes.int32) * stride).reshape((1,) * region.ndim).expand(region.shape)
     write_into(*w, t._setitem_value(v, region.shape), off, region if off is None else None); return True
-writers["schedule"] = write_in_place  # a dict entry, not a patch: 01's setitem and 02a's assign ask it whoever redefines them
+# a dict entry, not a patch: 01's setitem and 02a's assign ask it whoever redefines them
+writers["schedule"] = write_in_place

@@ -12,10 +12,10 @@ from functools import cached_property
 # %% auto #0
 __all__ = ['promo_lattice', 'var_bounds', 'backends', 'device_checks', 'unsupported_dtypes', 'ALIASES', 'exec_rules',
            'buffer_makers', 'writers', 'THREEFRY_ROT', 'rng_hooks', 'capturing', 'DType', 'dtypes', 'to_dtype',
-           'least_upper_dtype', 'least_upper_float', 'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32', 'cast_np',
-           'patch_to', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker',
-           'sym_bounds', 'Sym', 'argfix', 'Tensor', 'getenv', 'Context', 'interpret', 'is_dtype_supported', 'compute',
-           'arange_args', 'threefry2x32']
+           'least_upper_dtype', 'least_upper_float', 'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32', 'cast_np', 'Ops',
+           'GroupOp', 'patch_to', 'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker', 'sym_bounds',
+           'Sym', 'argfix', 'Tensor', 'getenv', 'Context', 'interpret', 'is_dtype_supported', 'compute', 'arange_args',
+           'threefry2x32']
 
 # %% ../nbs/00_tensor.ipynb #fb7e92a6
 @dataclass(frozen=True, eq=False)
@@ -66,15 +66,16 @@ def to_dtype(x) -> DType:
     if isinstance(x, str) and x in _by_name: return _by_name[x]
     try: return _from_np[np.dtype(x).newbyteorder("=")]
     except (TypeError, KeyError): pass
-    err = AttributeError if isinstance(x, str) else TypeError  # a name dtypes lacks (tinygrad's getattr(dtypes, x)), or not a dtype at all
+    # a name dtypes lacks (tinygrad's getattr(dtypes, x)), or not a dtype at all
+    err = AttributeError if isinstance(x, str) else TypeError
     raise err(f"unknown dtype {x!r}; expected a DType or one of: {', '.join(sorted(_by_name))}")
 
 # %% ../nbs/00_tensor.ipynb #09194cba
 promo_lattice = {dtypes.bool: [dtypes.int8, dtypes.uint8], dtypes.int8: [dtypes.int16], dtypes.int16: [dtypes.int32],
-    dtypes.int32: [dtypes.int64], dtypes.int64: [dtypes.float16, dtypes.bfloat16], dtypes.uint8: [dtypes.int16, dtypes.uint16],
-    dtypes.uint16: [dtypes.int32, dtypes.uint32], dtypes.uint32: [dtypes.int64, dtypes.uint64],
-    dtypes.uint64: [dtypes.float16, dtypes.bfloat16], dtypes.float16: [dtypes.float32], dtypes.bfloat16: [dtypes.float32],
-    dtypes.float32: [dtypes.float64]}
+    dtypes.int32: [dtypes.int64], dtypes.int64: [dtypes.float16, dtypes.bfloat16],
+    dtypes.uint8: [dtypes.int16, dtypes.uint16], dtypes.uint16: [dtypes.int32, dtypes.uint32],
+    dtypes.uint32: [dtypes.int64, dtypes.uint64], dtypes.uint64: [dtypes.float16, dtypes.bfloat16],
+    dtypes.float16: [dtypes.float32], dtypes.bfloat16: [dtypes.float32], dtypes.float32: [dtypes.float64]}
 @functools.cache
 def _parents(d): return {d}.union(*(_parents(p) for p in promo_lattice.get(d, [])))
 def least_upper_dtype(*ds:DType) -> DType:
@@ -98,15 +99,6 @@ def cast_np(x, d:DType) -> np.ndarray:
     return bf16_to_f32(f32_to_bf16(r)) if d is dtypes.bfloat16 else r
 
 # %% ../nbs/00_tensor.ipynb #e83d9316
-def patch_to(cls, name:str|None=None):
-    "Decorator: add a function, property or cached_property to `cls` under its own name, or `name` (how a class grows across cells)."
-    def deco(f):
-        nonlocal name
-        name = name or getattr(f, "__name__", None) or getattr(getattr(f, "func", None), "__name__", None) or f.fget.__name__
-        setattr(cls, name, f)
-        if hasattr(f, "__set_name__"): f.__set_name__(cls, name)
-        return f
-    return deco
 class Ops(Enum):
     DEVICE, BUFFER, CONST, COPY, DETACH, CONTIGUOUS, ASSIGN = auto(), auto(), auto(), auto(), auto(), auto(), auto()
     SINK, PARAM, VIEW, RANGE, ENDRANGE, DEFINE_ACC = auto(), auto(), auto(), auto(), auto(), auto()
@@ -120,10 +112,23 @@ class Ops(Enum):
 class GroupOp:
     Movement = {Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.PAD, Ops.SHRINK, Ops.FLIP}
     Unary = {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIPROCAL, Ops.NEG, Ops.TRUNC}
-    Binary = {Ops.ADD, Ops.MUL, Ops.IDIV, Ops.MOD, Ops.MAX, Ops.CMPLT, Ops.CMPNE, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR}
+    Binary = {Ops.ADD, Ops.MUL, Ops.IDIV, Ops.MOD, Ops.MAX, Ops.CMPLT, Ops.CMPNE,
+              Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR}
     Ternary = {Ops.WHERE, Ops.MULACC}
     ALU = Unary | Binary | Ternary
     Primitive = ALU | {Ops.CAST, Ops.BITCAST, Ops.LOAD, Ops.STORE, Ops.CONST, Ops.REDUCE}
+
+# %% ../nbs/00_tensor.ipynb #8b2588de
+def patch_to(cls, name:str|None=None):
+    "Decorator: add function, property or cached_property `f` to `cls` as `name` or its own name (a class by cells)."
+    def deco(f):
+        nonlocal name
+        fn = getattr(f, "func", None)  # a cached_property's function
+        name = name or getattr(f, "__name__", None) or getattr(fn, "__name__", None) or f.fget.__name__
+        setattr(cls, name, f)
+        if hasattr(f, "__set_name__"): f.__set_name__(cls, name)
+        return f
+    return deco
 
 # %% ../nbs/00_tensor.ipynb #9dd6899a
 class Buffer:
@@ -156,7 +161,8 @@ class UOpMeta(type):
 class UOp(metaclass=UOpMeta):
     def __init__(self, op:Ops, dtype:DType, src:tuple, arg): self.__dict__.update(op=op, dtype=dtype, src=src, arg=arg)
     def __setattr__(self, k, v): raise AttributeError(f"UOp is immutable; use .replace({k}=...) to build a new node")
-    def replace(self, **kw) -> UOp: return UOp(kw.get("op", self.op), kw.get("dtype", self.dtype), kw.get("src", self.src), kw.get("arg", self.arg))
+    def replace(self, **kw) -> UOp:
+        return UOp(kw.get("op", self.op), kw.get("dtype", self.dtype), kw.get("src", self.src), kw.get("arg", self.arg))
     @cached_property
     def device(self) -> str: return self.arg if self.op is Ops.DEVICE else self.src[0].device
     @cached_property
@@ -178,8 +184,8 @@ class UOp(metaclass=UOpMeta):
 @staticmethod
 def const(dtype:DType, v, device:str) -> UOp:
     "A scalar constant `v` of `dtype` on `device` (integers wrap into the type's range)."
-    lo = dtypes.min(dtype)
-    v = float(v) if dtypes.is_float(dtype) else bool(v) if dtype is dtypes.bool else (int(v) - lo) % 2 ** (8 * dtype.itemsize) + lo
+    lo, bits = dtypes.min(dtype), 8 * dtype.itemsize
+    v = float(v) if dtypes.is_float(dtype) else bool(v) if dtype is dtypes.bool else (int(v) - lo) % 2 ** bits + lo
     return UOp(Ops.CONST, dtype, (UOp(Ops.DEVICE, arg=device),), v)
 @patch_to(UOp)
 @staticmethod
@@ -228,12 +234,15 @@ class View:
 # %% ../nbs/00_tensor.ipynb #2a15ee13
 def _mask(self): return self.mask or tuple((0, s) for s in self.shape)
 @patch_to(View)
-def permute(self, order): return View(tuple(self.shape[i] for i in order), tuple(self.strides[i] for i in order), self.offset,
-                                      tuple(self.mask[i] for i in order) if self.mask else None)
+def permute(self, order):
+    mask = tuple(self.mask[i] for i in order) if self.mask else None
+    return View(tuple(self.shape[i] for i in order), tuple(self.strides[i] for i in order), self.offset, mask)
 @patch_to(View)
 def expand(self, shape):
-    m = tuple((lo, hi) if s == n else (0, n) if hi > lo else (0, 0) for s, n, (lo, hi) in zip(self.shape, shape, _mask(self)))
-    return View(tuple(shape), tuple(0 if s != n else st for s, n, st in zip(self.shape, shape, self.strides)), self.offset, m if self.mask else None)
+    m = tuple((lo, hi) if s == n else (0, n) if hi > lo else (0, 0)
+              for s, n, (lo, hi) in zip(self.shape, shape, _mask(self)))
+    st = tuple(0 if s != n else st for s, n, st in zip(self.shape, shape, self.strides))
+    return View(tuple(shape), st, self.offset, m if self.mask else None)
 @patch_to(View)
 def shrink(self, arg):
     m = tuple((min(max(lo, b), e) - b, max(min(hi, e), b) - b) for (lo, hi), (b, e) in zip(_mask(self), arg))
@@ -241,21 +250,24 @@ def shrink(self, arg):
     return View(tuple(e - b for b, e in arg), self.strides, off, m if self.mask else None)
 @patch_to(View)
 def pad(self, arg):
-    m = tuple((lo + b, hi + b) for (lo, hi), (b, _) in zip(_mask(self), arg)) if any(b or e for b, e in arg) or self.mask else None
+    padded = any(b or e for b, e in arg) or self.mask
+    m = tuple((lo + b, hi + b) for (lo, hi), (b, _) in zip(_mask(self), arg)) if padded else None
     off = self.offset - sum(b * s for (b, _), s in zip(arg, self.strides))
     return View(tuple(s + b + e for s, (b, e) in zip(self.shape, arg)), self.strides, off, m)
 @patch_to(View)
 def flip(self, axes):
     f = [i in axes for i in range(len(self.shape))]
-    m = tuple((n - hi, n - lo) if fl else (lo, hi) for (lo, hi), n, fl in zip(self.mask, self.shape, f)) if self.mask else None
+    m = tuple((n - hi, n - lo) if fl else (lo, hi)
+              for (lo, hi), n, fl in zip(self.mask, self.shape, f)) if self.mask else None
     off = self.offset + sum((n - 1) * s for n, s, fl in zip(self.shape, self.strides, f) if fl)
     return View(self.shape, tuple(-s if fl else s for s, fl in zip(self.strides, f)), off, m)
 
 # %% ../nbs/00_tensor.ipynb #9faf003c
 def _restride(v:View, new:tuple) -> View|None:
-    "`v` reshaped to `new` in one view, if each new axis lies in a run of old axes that merge into one stride, and no masked axis is cut."
+    "`v` reshaped to `new` in one view, if each new axis lies in a run of old axes of one stride, no masked axis cut."
     if 0 in v.shape: return View(new, strides_for(new), v.offset)  # no elements: any strides
-    runs = []  # (size, stride of its innermost step, mask): neighbours merge when the outer one steps over the inner one's whole run
+    # runs of (size, innermost stride, mask): neighbours merge when the outer steps over the inner one's whole run
+    runs = []
     for n, s, m in ((n, s, None if m == (0, n) else m) for n, s, m in zip(v.shape, v.strides, _mask(v)) if n != 1):
         if runs and m is None and runs[-1][2] is None and runs[-1][1] == s * n: runs[-1] = (runs[-1][0] * n, s, None)
         else: runs.append((n, s, m))
@@ -268,9 +280,9 @@ def _restride(v:View, new:tuple) -> View|None:
     return None if runs else View(tuple(new), tuple(reversed(st)), v.offset, tuple(reversed(mask)) if v.mask else None)
 @patch_to(View)
 def reshape(self, shape) -> View|None:
-    if self.mask is None and all(a == b for n, a, b in zip(self.shape, self.strides, strides_for(self.shape)) if n != 1):
-        return View(tuple(shape), strides_for(shape), self.offset)
-    if self.mask and any(lo >= hi for lo, hi in self.mask): return None  # all padding: keep the mask in a view of its own
+    in_order = all(a == b for n, a, b in zip(self.shape, self.strides, strides_for(self.shape)) if n != 1)
+    if self.mask is None and in_order: return View(tuple(shape), strides_for(shape), self.offset)
+    if self.mask and any(lo >= hi for lo, hi in self.mask): return None  # all padding: the mask keeps its own view
     return _restride(self, tuple(shape))
 
 # %% ../nbs/00_tensor.ipynb #dbcb2af1
@@ -304,7 +316,7 @@ def st(self) -> ShapeTracker|None:
     return None
 
 # %% ../nbs/00_tensor.ipynb #9d7341f0
-var_bounds = weakref.WeakKeyDictionary()  # a bound Variable's BUFFER node -> (name, lo, hi): 08's `Variable.bind` fills it
+var_bounds = weakref.WeakKeyDictionary()  # a bound Variable's BUFFER node -> (name, lo, hi), from 08's Variable.bind
 def sym_bounds(u:UOp) -> tuple[int, int]:
     "Smallest and largest value of 0-d int expression `u`: bound Variables and integer constants under +, * and views."
     if u.op is Ops.CONST and isinstance(u.arg, int): return (u.arg, u.arg)
@@ -313,14 +325,19 @@ def sym_bounds(u:UOp) -> tuple[int, int]:
     if u.op in (Ops.ADD, Ops.MUL) and u.dtype is dtypes.int32:
         (a0, a1), (b0, b1) = sym_bounds(u.src[0]), sym_bounds(u.src[1])
         return (a0 + b0, a1 + b1) if u.op is Ops.ADD else (min(p := (a0 * b0, a0 * b1, a1 * b0, a1 * b1)), max(p))
-    raise TypeError(f"a size that changes must be an int32 bound Variable (08's Variable.bind) plus or times integers, not {u.op} on {u.dtype}")
+    raise TypeError("a size that changes must be an int32 bound Variable (08's Variable.bind) plus or times integers, "
+                    f"not {u.op} on {u.dtype}")
+
+# %% ../nbs/00_tensor.ipynb #1b75583e
 class Sym(int):
-    "A size known when kernels run: the value of 0-d int32 expression `u`, in [`lo`, `int(self)`] (its largest value, as an int)."
+    "A size known when kernels run: 0-d int32 expression `u`'s value, in [`lo`, `int(self)`] (as an int: the largest)."
     def __new__(cls, u:UOp, bounds:tuple|None=None):  # bounds: (lo, hi) when known already (03 renames a Sym's buffers)
         lo, hi = bounds or sym_bounds(u)
-        if u.shape != () or lo < 0: raise ValueError(f"a size must be a 0-d int32 expression that is never negative, got bounds [{lo}, {hi}]")
+        if u.shape != () or lo < 0:
+            raise ValueError(f"a size must be a 0-d int32 expression that is never negative, got bounds [{lo}, {hi}]")
         (s := super().__new__(cls, hi)).u, s.lo = u, lo; return s
-    def __eq__(s, o): return isinstance(o, Sym) and o.u is s.u and (o.lo, int(o)) == (s.lo, int(s))  # 03 renames buffers: bounds tell apart
+    # 03 renames buffers: the bounds tell two Syms of one expression apart
+    def __eq__(s, o): return isinstance(o, Sym) and o.u is s.u and (o.lo, int(o)) == (s.lo, int(s))
     def __ne__(s, o): return not s == o
     def __hash__(s): return hash((s.u, s.lo, int(s)))
     def __repr__(s): return f"Sym({s.lo}..{int(s)})"
@@ -328,17 +345,17 @@ class Sym(int):
         if not isinstance(o, int) or isinstance(o, Sym): raise TypeError(f"a Sym size adds integers only, not {o!r}")
         return s if o == 0 else Sym(UOp(Ops.ADD, dtypes.int32, (s.u, UOp.const(dtypes.int32, o, s.u.device))))
     def __sub__(s, o): return s + -o
-    def tensor(s, device:str) -> Tensor: return Tensor(s.u).to(device)  # the size's value, read by the kernels that use it
+    def tensor(s, device:str) -> Tensor: return Tensor(s.u).to(device)  # the value, read by the kernels that use it
     def value(s) -> int: return int(Tensor(s.u).item())
 
 # %% ../nbs/00_tensor.ipynb #3ea10ed4
 def argfix(*x) -> tuple: return tuple(x[0]) if len(x) == 1 and isinstance(x[0], (tuple, list)) else x
 backends = {}  # device name -> function computing a list of UOps into numpy arrays; 04_codegen adds compiled ones
-device_checks: dict = {}  # device name -> fn() that raises when the device cannot be used here (05: its driver is missing)
-unsupported_dtypes: dict[str, set] = {}  # device name -> dtypes its kernels cannot hold (05's WebGPU has no 64-bit types)
+device_checks: dict = {}  # device name -> fn() raising when the device cannot be used here (05: its driver is missing)
+unsupported_dtypes: dict[str, set] = {}  # device name -> dtypes its kernels cannot hold (05: WebGPU lacks 64-bit types)
 ALIASES, _usable = {"GPU": "CL"}, set()  # tinygrad's older name for OpenCL; the device names checked already
 def _dev(device, check:bool=True) -> str:
-    "A device name in upper case (`DEV`, else CPU, when None; `GPU` is CL, an index `:0` is dropped); `disk:<path>` keeps its path."
+    "The device name in upper case (None: `DEV` or CPU; `GPU` is CL; index `:0` dropped); `disk:<path>` keeps its path."
     d = device or os.getenv("DEV", "CPU")
     if d[:5].upper() == "DISK:": return "DISK:" + d[5:]
     kind, _, idx = d.upper().partition(":")
@@ -346,14 +363,18 @@ def _dev(device, check:bool=True) -> str:
     what = f"DEV={d}" if device is None else f"device {d!r}"
     if idx not in ("", "0"): raise ValueError(f"{what}: only device 0 of a kind is supported here ({name} or {name}:0)")
     if name not in backends and name not in ("CPU", "PYTHON"):
-        raise ValueError(f"{what} is unknown: the devices are {', '.join(sorted({'CPU', 'PYTHON', 'DISK:<path>', *backends}))} (GPU is CL)")
-    if name in device_checks: device_checks[name]()  # 05: a device whose driver is missing says so here, not at its first kernel
+        known = ", ".join(sorted({"CPU", "PYTHON", "DISK:<path>", *backends}))
+        raise ValueError(f"{what} is unknown: the devices are {known} (GPU is CL)")
+    if name in device_checks: device_checks[name]()  # 05: a missing driver says so here, not at the first kernel
     _usable.add(name); return name
+
+# %% ../nbs/00_tensor.ipynb #8c5f9456
 def _held(d:DType, device:str) -> DType:
     "`d`, if `device` can hold it: data the device cannot hold is refused where it arrives, not in its first kernel."
     if d in unsupported_dtypes.get(device, ()):
-        alt = {"int64": "int32", "uint64": "uint32", "float64": "float32", "bfloat16": "float16"}.get(d.name, "another dtype")
-        raise TypeError(f"Tensor: {device} has no {d} (numpy makes int64 and float64 by default): pass dtype=dtypes.{alt} or convert first")
+        alts = {"int64": "int32", "uint64": "uint32", "float64": "float32", "bfloat16": "float16"}
+        raise TypeError(f"Tensor: {device} has no {d} (numpy makes int64 and float64 by default): "
+                        f"pass dtype=dtypes.{alts.get(d.name, 'another dtype')} or convert first")
     return d
 def _py_dtype(a:np.ndarray) -> DType:
     "The dtype of Python values converted by numpy: bool, else the default int or float."
@@ -364,13 +385,19 @@ def _buffer_uop(data, device:str, dtype:DType|None) -> UOp:
     "A `BUFFER` node (reshaped to the data's shape) holding a list's or numpy array's values."
     if isinstance(data, (list, tuple)):
         try: a = np.array(data)
-        except ValueError: raise ValueError(f"Tensor: ragged nested list, every row must have the same length: {str(data)[:80]}") from None
-        if a.dtype.kind not in "biuf": raise TypeError(f"Tensor: list elements must be bool, int or float, got {a.dtype}")
+        except ValueError:
+            msg = f"Tensor: ragged nested list, every row must have the same length: {str(data)[:80]}"
+            raise ValueError(msg) from None
+        if a.dtype.kind not in "biuf":
+            raise TypeError(f"Tensor: list elements must be bool, int or float, got {a.dtype}")
         dtype = dtype or (dtypes.default_float if a.size == 0 else _py_dtype(a))
     elif isinstance(data, (np.ndarray, np.generic)): a = np.asarray(data); dtype = dtype or to_dtype(a.dtype)
-    else: raise TypeError(f"Tensor: cannot make a tensor from {type(data).__name__}; pass a list, scalar, numpy array or UOp")
+    else: raise TypeError(f"Tensor: cannot make a tensor from {type(data).__name__}; "
+                          "pass a list, scalar, numpy array or UOp")
     u = UOp.new_buffer(device, a.size, _held(dtype, device), cast_np(a, dtype).reshape(-1))
     return u if a.shape == (a.size,) else UOp(Ops.RESHAPE, dtype, (u,), a.shape)
+
+# %% ../nbs/00_tensor.ipynb #40403731
 class Tensor:
     "A lazy n-d array: a handle on the `UOp` graph that computes it."
     training: bool = False
@@ -382,7 +409,8 @@ class Tensor:
         self.grad, self._requires_grad = None, None
         if isinstance(data, UOp): self.uop = data  # every op makes one of these: kept cheap
         elif isinstance(data, (bool, int, float)) and not isinstance(data, np.generic):
-            self.uop = UOp.const(to_dtype(dtype) if dtype is not None else _py_dtype(np.asarray(data)), data, _dev(device))
+            dt = to_dtype(dtype) if dtype is not None else _py_dtype(np.asarray(data))
+            self.uop = UOp.const(dt, data, _dev(device))
         else: self.uop = _buffer_uop(data, _dev(device), None if dtype is None else to_dtype(dtype))
         if requires_grad is not None: self.requires_grad = requires_grad
     shape = property(lambda self: self.uop.shape)
@@ -395,26 +423,15 @@ class Tensor:
         return self.shape[0]
     def __bool__(self): raise TypeError("the truth value of a Tensor is ambiguous; use .item() or .numpy()")
     def __repr__(self): return f"<Tensor shape={self.shape} dtype={self.dtype} device={self.device}>"
-    @property
-    def requires_grad(self) -> bool|None:
-        "True: gradients are wanted; None: not decided (an optimizer sets it); False: never. 02_autograd uses it."
-        return self._requires_grad
-    @requires_grad.setter
-    def requires_grad(self, v):
-        if v and not dtypes.is_float(self.dtype): raise TypeError(f"only float tensors can require gradients, this one is {self.dtype} (as in torch)")
-        self._requires_grad = v
-        if not v: return Tensor._grad_tensors.discard(self)
-        Tensor._grad_tensors.add(self)
-        if (self.uop.src[0] if self.uop.op is Ops.RESHAPE else self.uop).op is not Ops.BUFFER: self.realize()  # a distinct node (see 02_autograd)
 
 # %% ../nbs/00_tensor.ipynb #e5f6a7b8
 def getenv(key:str, default:int=0) -> int:
-    "The integer setting `key` (an environment variable; `default` when unset or empty): anything but an integer >= 0 is an error naming it."
+    "The integer setting `key` (an environment variable; `default` when unset or empty); not an int >= 0: an error."
     if not (v := os.getenv(key, "").strip()): return default
     if not v.isdigit(): raise ValueError(f"{key}={v!r}: expected an integer >= 0")
     return int(v)
 class Context(contextlib.ContextDecorator):
-    "Environment settings (`DEV`, `DEBUG`, `BEAM`, ...) set to `kw`'s values for a `with` block or a decorated function."
+    "Environment settings (`DEV`, `DEBUG`, `BEAM`, ...) set to `kw`'s values for a `with` block or decorated function."
     def __init__(self, **kw): self.kw = {k: str(v) for k, v in kw.items()}
     def __enter__(self): self.old = {k: os.environ.get(k) for k in self.kw}; os.environ.update(self.kw); return self
     def __exit__(self, *exc):
@@ -438,12 +455,14 @@ exec_rules = {
     Ops.FLIP: lambda u, x: np.flip(x, [i for i, f in enumerate(u.arg) if f]),
 }
 def interpret(root:UOp, vals:dict|None=None) -> np.ndarray:
-    "Evaluate the graph under `root` with numpy, one `exec_rules` rule per node (`vals`: values already known, shared across calls)."
+    "Evaluate the graph under `root` with numpy, one `exec_rules` rule per node (`vals`: known values, shared)."
     vals = {} if vals is None else vals
     with np.errstate(all="ignore"):  # inf and NaN results are defined by the op table, not warnings
         for u in root.toposort:
             if u in vals: continue
-            if u.op not in exec_rules: raise NotImplementedError(f"the interpreter has no rule for {u.op}; import tinybook.ops for the primitives")
+            if u.op not in exec_rules:
+                raise NotImplementedError(f"the interpreter has no rule for {u.op}; "
+                                          "import tinybook.ops for the primitives")
             vals[u] = exec_rules[u.op](u, *[vals[s] for s in u.src])
     return vals[root]
 
@@ -451,12 +470,16 @@ def interpret(root:UOp, vals:dict|None=None) -> np.ndarray:
 def _interpret_all(roots:list[UOp]) -> list[np.ndarray]:
     vals = {}
     return [interpret(r, vals) for r in roots]
-buffer_makers: dict = {}  # device kind -> fn(device, size, dtype) giving `Tensor.empty`'s memory (05's DISK maps a file)
-writers: dict = {}  # name -> fn(t, idx, v) -> bool: writes `t[idx] = v` (idx None: all of t) in place if it can (03's), asked first
-def is_dtype_supported(d:DType, device:str|None=None) -> bool: return d not in unsupported_dtypes.get(_dev(device, check=False), ())
+buffer_makers: dict = {}  # device kind -> fn(device, size, dtype): `Tensor.empty`'s memory (05's DISK maps a file)
+# name -> fn(t, idx, v) -> bool: writes `t[idx] = v` (idx None: all of t) in place if it can (03's), asked first
+writers: dict = {}
+def is_dtype_supported(d:DType, device:str|None=None) -> bool:
+    return d not in unsupported_dtypes.get(_dev(device, check=False), ())
 def compute(roots:list[UOp]) -> list:
-    "The values of `roots` (on one device): `Buffer`s from that device's backend, or arrays from the interpreter if it has none."
+    "The values of `roots` (on one device): `Buffer`s from its backend, or arrays from the interpreter if it has none."
     return backends.get(roots[0].device, _interpret_all)(roots)
+
+# %% ../nbs/00_tensor.ipynb #ca089a3b
 @patch_to(Tensor)
 def realize(self, *lst:Tensor) -> Tensor:
     "Compute this tensor's value (and those of `lst`, sharing their common work) into buffers; return self."
@@ -464,16 +487,22 @@ def realize(self, *lst:Tensor) -> Tensor:
     for dev in dict.fromkeys(t.device for t in todo):
         ts = [t for t in todo if t.device == dev]
         for t, a in zip(ts, compute([t.uop for t in ts])):
-            b = a.alias() if isinstance(a, Buffer) else Buffer(t.device, a.size, t.dtype, np.ascontiguousarray(a).reshape(-1))
+            if isinstance(a, Buffer): b = a.alias()
+            else: b = Buffer(t.device, a.size, t.dtype, np.ascontiguousarray(a).reshape(-1))
             shape, t.uop = t.shape, UOp(Ops.BUFFER, t.dtype, (UOp(Ops.DEVICE, arg=t.device),), b)
             if shape != (b.size,): t.uop = UOp(Ops.RESHAPE, t.dtype, (t.uop,), shape)
     return self
+
+# %% ../nbs/00_tensor.ipynb #74bab741
 @patch_to(Tensor)
 def numpy(self) -> np.ndarray:
-    "The value as a new numpy array (bfloat16 comes back as float32; a `Sym` axis cut to its size now); the tensor keeps its graph."
-    u = self.uop.src[0] if self.uop.op is Ops.RESHAPE and all(isinstance(s, int) for s in self.shape) else self.uop  # a realized buffer: no kernel
-    a = np.array(r.data if isinstance(r := u.arg if u.op is Ops.BUFFER else compute([self.uop])[0], Buffer) else r).reshape(self.shape)
-    return a[tuple(slice(0, s.value() if isinstance(s, Sym) else s) for s in self.shape)] if any(isinstance(s, Sym) for s in self.shape) else a
+    "The value as a new numpy array (bfloat16 as float32; a `Sym` axis cut to its size); the tensor keeps its graph."
+    reshaped = self.uop.op is Ops.RESHAPE and all(isinstance(s, int) for s in self.shape)
+    u = self.uop.src[0] if reshaped else self.uop  # a realized buffer: no kernel
+    r = u.arg if u.op is Ops.BUFFER else compute([self.uop])[0]
+    a = np.array(r.data if isinstance(r, Buffer) else r).reshape(self.shape)
+    if not any(isinstance(s, Sym) for s in self.shape): return a
+    return a[tuple(slice(0, s.value() if isinstance(s, Sym) else s) for s in self.shape)]
 @patch_to(Tensor)
 def tolist(self): return self.numpy().tolist()
 @patch_to(Tensor)
@@ -482,10 +511,28 @@ def item(self):
     if self.numel() != 1: raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
     return self.numpy().reshape(()).item()
 
+# %% ../nbs/00_tensor.ipynb #1df4cffd
+@patch_to(Tensor)
+@property
+def requires_grad(self) -> bool|None:
+    "True: gradients are wanted; None: not decided (an optimizer sets it); False: never. 02_autograd uses it."
+    return self._requires_grad
+@patch_to(Tensor)
+@requires_grad.setter
+def requires_grad(self, v):
+    if v and not dtypes.is_float(self.dtype):
+        raise TypeError(f"only float tensors can require gradients, this one is {self.dtype} (as in torch)")
+    self._requires_grad = v
+    if not v: return Tensor._grad_tensors.discard(self)
+    Tensor._grad_tensors.add(self)
+    base = self.uop.src[0] if self.uop.op is Ops.RESHAPE else self.uop
+    if base.op is not Ops.BUFFER: self.realize()  # a distinct node (see 02_autograd)
+
 # %% ../nbs/00_tensor.ipynb #4220b960
 def _axis(a:int, n:int) -> int:
-    if not -max(n, 1) <= a < max(n, 1): raise IndexError(f"dimension {a} is out of range for a tensor with {n} dimensions")
-    return a % max(n, 1)
+    m = max(n, 1)  # a 0-d tensor takes axis 0 and -1
+    if not -m <= a < m: raise IndexError(f"dimension {a} is out of range for a tensor with {n} dimensions")
+    return a % m
 @patch_to(Tensor)
 def _mop(self, op:Ops, arg) -> Tensor: return Tensor(UOp(op, self.dtype, (self.uop,), arg))
 @patch_to(Tensor)
@@ -504,11 +551,14 @@ def reshape(self, *shape) -> Tensor:
         shape = tuple(s if s != -1 else (n // rest if rest else 0) for s in shape)
     if math.prod(shape) != n: raise ValueError(f"cannot reshape a tensor of shape {cur} ({n} elements) to {shape}")
     return self if shape == cur else self._mop(Ops.RESHAPE, shape)
+
+# %% ../nbs/00_tensor.ipynb #82832506
 @patch_to(Tensor)
 def permute(self, *order) -> Tensor:
     "Reorder the axes: axis i of the result is axis `order[i]` of self."
     order = tuple(_axis(a, self.ndim) for a in argfix(*order))
-    if sorted(order) != list(range(self.ndim)): raise RuntimeError(f"permute: {argfix(*order)} is not a permutation of the {self.ndim} axes")
+    if sorted(order) != list(range(self.ndim)):
+        raise RuntimeError(f"permute: {argfix(*order)} is not a permutation of the {self.ndim} axes")
     return self if order == tuple(range(self.ndim)) else self._mop(Ops.PERMUTE, order)
 @patch_to(Tensor)
 def expand(self, *shape) -> Tensor:
@@ -522,17 +572,39 @@ def expand(self, *shape) -> Tensor:
     x = self.reshape(old)
     return x if new == old else x._mop(Ops.EXPAND, new)
 
+# %% ../nbs/00_tensor.ipynb #cdbef6c7
+@patch_to(Tensor)
+def shrink(self, arg) -> Tensor:
+    "Keep the range [begin, end) of each axis (None keeps the whole axis)."
+    if len(arg) != self.ndim:
+        raise ValueError(f"shrink: got {len(arg)} ranges for a tensor with {self.ndim} dimensions")
+    arg = tuple((0, s) if a is None else tuple(a) for s, a in zip(self.shape, arg))
+    if not all(0 <= b <= e <= s for s, (b, e) in zip(self.shape, arg)):
+        raise ValueError(f"shrink: ranges {arg} do not fit in shape {self.shape}")
+    return self if all(b == 0 and e == s for s, (b, e) in zip(self.shape, arg)) else self._mop(Ops.SHRINK, arg)
+@patch_to(Tensor)
+def flip(self, *axis) -> Tensor:
+    "Reverse the order of elements along the given axes."
+    axes = {_axis(a, self.ndim) for a in argfix(*axis)}
+    if len(axes) != len(argfix(*axis)): raise RuntimeError(f"flip: {argfix(*axis)} names an axis twice")
+    if any(isinstance(self.shape[a], Sym) for a in axes):
+        raise ValueError(f"flip: an axis of Sym size {self.shape} is not flipped")
+    return self if not axes else self._mop(Ops.FLIP, tuple(i in axes for i in range(self.ndim)))
+
 # %% ../nbs/00_tensor.ipynb #722e5c2d
 def _pad_arg(padding, ndim:int) -> tuple:
-    "Per-axis (before, after) pairs from ((b,a) or None per axis) or a flat torch-style (left, right, top, bottom, ...) tuple."
+    "Per-axis (before, after) pairs from ((b,a) or None per axis) or torch's flat (left, right, top, bottom, ...) form."
     if all(isinstance(p, int) for p in padding):
-        if len(padding) % 2 or len(padding) // 2 > ndim: raise ValueError(f"pad: flat padding {padding} needs an even count of at most 2*{ndim} ints")
-        return ((0, 0),) * (ndim - len(padding) // 2) + tuple((padding[i], padding[i + 1]) for i in range(len(padding) - 2, -1, -2))
-    if len(padding) != ndim: raise ValueError(f"pad: got {len(padding)} (before, after) pairs for a tensor with {ndim} dimensions")
+        if len(padding) % 2 or len(padding) // 2 > ndim:
+            raise ValueError(f"pad: flat padding {padding} needs an even count of at most 2*{ndim} ints")
+        pairs = tuple((padding[i], padding[i + 1]) for i in range(len(padding) - 2, -1, -2))  # last axis first
+        return ((0, 0),) * (ndim - len(padding) // 2) + pairs
+    if len(padding) != ndim:
+        raise ValueError(f"pad: got {len(padding)} (before, after) pairs for a tensor with {ndim} dimensions")
     return tuple((0, 0) if p is None else tuple(p) for p in padding)
 @patch_to(Tensor)
 def pad(self, padding, mode:str="constant", value=0.0) -> Tensor:
-    "Pad each axis with `value` (or as `mode` says); `padding` is per axis (before, after) or torch's flat form. Negative amounts crop."
+    "Pad each axis with `value` (or by `mode`); `padding`: (before, after) per axis or torch's flat form; < 0 crops."
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"pad: mode {mode!r} is not one of 'constant', 'reflect', 'replicate', 'circular'")
     arg = _pad_arg(padding, self.ndim)
@@ -540,22 +612,9 @@ def pad(self, padding, mode:str="constant", value=0.0) -> Tensor:
     x = self.shrink(tuple((-min(b, 0), s + min(e, 0)) for s, (b, e) in zip(self.shape, arg)))
     arg = tuple((max(b, 0), max(e, 0)) for b, e in arg)
     if not any(b or e for b, e in arg): return x
-    if any(isinstance(s, Sym) and (b or e) for s, (b, e) in zip(self.shape, arg)): raise ValueError(f"pad: a Sym size {self.shape} stays unpadded")
-    return x._mop(Ops.PAD, arg) if value == 0 else x._pad_value(arg, value)  # a nonzero value needs WHERE: 01_ops adds _pad_value
-@patch_to(Tensor)
-def shrink(self, arg) -> Tensor:
-    "Keep the range [begin, end) of each axis (None keeps the whole axis)."
-    if len(arg) != self.ndim: raise ValueError(f"shrink: got {len(arg)} ranges for a tensor with {self.ndim} dimensions")
-    arg = tuple((0, s) if a is None else tuple(a) for s, a in zip(self.shape, arg))
-    if not all(0 <= b <= e <= s for s, (b, e) in zip(self.shape, arg)): raise ValueError(f"shrink: ranges {arg} do not fit in shape {self.shape}")
-    return self if all(b == 0 and e == s for s, (b, e) in zip(self.shape, arg)) else self._mop(Ops.SHRINK, arg)
-@patch_to(Tensor)
-def flip(self, *axis) -> Tensor:
-    "Reverse the order of elements along the given axes."
-    axes = {_axis(a, self.ndim) for a in argfix(*axis)}
-    if len(axes) != len(argfix(*axis)): raise RuntimeError(f"flip: {argfix(*axis)} names an axis twice")
-    if any(isinstance(self.shape[a], Sym) for a in axes): raise ValueError(f"flip: an axis of Sym size {self.shape} is not flipped")
-    return self if not axes else self._mop(Ops.FLIP, tuple(i in axes for i in range(self.ndim)))
+    if any(isinstance(s, Sym) and (b or e) for s, (b, e) in zip(self.shape, arg)):
+        raise ValueError(f"pad: a Sym size {self.shape} stays unpadded")
+    return x._mop(Ops.PAD, arg) if value == 0 else x._pad_value(arg, value)  # a nonzero value needs WHERE (01_ops)
 
 # %% ../nbs/00_tensor.ipynb #f4c7a8d0
 @patch_to(Tensor)
@@ -569,7 +628,7 @@ Tensor.T = property(lambda self: self.permute(tuple(range(self.ndim))[::-1]), do
 def squeeze(self, dim=None) -> Tensor:
     "Remove size-1 axes (all of them, or axis `dim` if it has size 1)."
     if dim is None: return self.reshape(tuple(s for s in self.shape if s != 1))
-    ds = {_axis(d, self.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}  # a 0-d tensor takes 0 and -1
+    ds = {_axis(d, self.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
     return self.reshape(tuple(s for i, s in enumerate(self.shape) if i not in ds or s != 1))
 @patch_to(Tensor)
 def unsqueeze(self, dim:int) -> Tensor:
@@ -587,6 +646,8 @@ def unflatten(self, dim:int, sizes) -> Tensor:
     "Split axis `dim` into `sizes`."
     d = _axis(dim, self.ndim)
     return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
+
+# %% ../nbs/00_tensor.ipynb #7dee3d02
 @patch_to(Tensor)
 def repeat(self, *repeats) -> Tensor:
     "Tile the tensor `repeats[i]` times along axis i (extra leading repeats add axes)."
@@ -615,7 +676,8 @@ def _rg(t:Tensor, requires_grad) -> Tensor:
     return t
 def _shape(*shape) -> tuple:
     shape = argfix(*shape)
-    if not all(isinstance(s, (int, np.integer)) and s >= 0 for s in shape): raise ValueError(f"shape {shape}: dimensions must be non-negative ints")
+    if not all(isinstance(s, (int, np.integer)) and s >= 0 for s in shape):
+        raise ValueError(f"shape {shape}: dimensions must be non-negative ints")
     return tuple(s if isinstance(s, Sym) else int(s) for s in shape)
 @patch_to(Tensor)
 @staticmethod
@@ -629,13 +691,16 @@ def zeros(*shape, **kw) -> Tensor: return Tensor.full(argfix(*shape), 0.0, **kw)
 @patch_to(Tensor)
 @staticmethod
 def ones(*shape, **kw) -> Tensor: return Tensor.full(argfix(*shape), 1.0, **kw)
+
+# %% ../nbs/00_tensor.ipynb #709c7424
 @patch_to(Tensor)
 @staticmethod
 def empty(*shape, dtype=None, device=None, requires_grad=None) -> Tensor:
     "A tensor with a buffer of `shape` and undefined contents (zeros on the host)."
     shape, dtype, device = _shape(*shape), to_dtype(dtype or dtypes.default_float), _dev(device)
     make = buffer_makers.get(device.split(":")[0], lambda dev, n, d: np.zeros(n, d.np))
-    return _rg(Tensor(UOp.new_buffer(device, math.prod(shape), dtype, make(device, math.prod(shape), dtype))).reshape(shape), requires_grad)
+    n = math.prod(shape)
+    return _rg(Tensor(UOp.new_buffer(device, n, dtype, make(device, n, dtype))).reshape(shape), requires_grad)
 @patch_to(Tensor)
 def full_like(self, fill_value, dtype=None, device=None, requires_grad=None) -> Tensor:
     return Tensor.full(self.shape, fill_value, dtype or self.dtype, device or self.device, requires_grad)
@@ -645,7 +710,8 @@ def zeros_like(self, **kw) -> Tensor: return self.full_like(0, **kw)
 def ones_like(self, **kw) -> Tensor: return self.full_like(1, **kw)
 @patch_to(Tensor)
 def empty_like(self, dtype=None, device=None, requires_grad=None) -> Tensor:
-    return Tensor.empty(self.shape, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+    return Tensor.empty(self.shape, dtype=dtype or self.dtype, device=device or self.device,
+                        requires_grad=requires_grad)
 
 # %% ../nbs/00_tensor.ipynb #241309fc
 @patch_to(Tensor)
@@ -658,21 +724,26 @@ def arange_args(start, stop, step, dtype) -> tuple:
     "`arange`'s first value, length, step and dtype, checked."
     if stop is None: start, stop = 0, start
     if step == 0: raise ValueError("arange: step must not be zero")
-    dtype = to_dtype(dtype or (dtypes.default_int if all(isinstance(x, (int, np.integer)) for x in (start, stop, step)) else dtypes.default_float))
+    ints = all(isinstance(x, (int, np.integer)) for x in (start, stop, step))
+    dtype = to_dtype(dtype or (dtypes.default_int if ints else dtypes.default_float))
     return start, max(0, math.ceil((stop - start) / step)), step, dtype
 @patch_to(Tensor)
 @staticmethod
 def linspace(start, stop, steps:int, dtype=None, device=None, requires_grad=None) -> Tensor:
     "`steps` evenly spaced values from `start` to `stop` inclusive."
     if steps < 0: raise ValueError(f"linspace: steps must be non-negative, got {steps}")
-    if dtype is not None and to_dtype(dtype) is dtypes.bool: raise ValueError("linspace: dtype bool has no evenly spaced values")
-    return Tensor(np.linspace(start, stop, steps, dtype=np.float64), device, dtype or dtypes.default_float, requires_grad)
+    if dtype is not None and to_dtype(dtype) is dtypes.bool:
+        raise ValueError("linspace: dtype bool has no evenly spaced values")
+    vals = np.linspace(start, stop, steps, dtype=np.float64)
+    return Tensor(vals, device, dtype or dtypes.default_float, requires_grad)
 @patch_to(Tensor)
 @staticmethod
 def eye(n:int, m:int|None=None, dtype=None, device=None, requires_grad=None) -> Tensor:
     "An `n` x `m` matrix with ones on the diagonal."
-    x = Tensor.ones(n, 1, dtype=dtype, device=device).pad(((0, 0), (0, n))).flatten().shrink(((0, n * n),)).reshape(n, n)
-    return _rg(x if m is None or m == n else x.shrink(((0, n), (0, m))) if m < n else x.pad(((0, 0), (0, m - n))), requires_grad)
+    ones = Tensor.ones(n, 1, dtype=dtype, device=device)
+    x = ones.pad(((0, 0), (0, n))).flatten().shrink(((0, n * n),)).reshape(n, n)  # rows of n+1 read in rows of n
+    if m is not None and m != n: x = x.shrink(((0, n), (0, m))) if m < n else x.pad(((0, 0), (0, m - n)))
+    return _rg(x, requires_grad)
 
 # %% ../nbs/00_tensor.ipynb #a280995b
 THREEFRY_ROT = (13, 15, 26, 6, 17, 29, 16, 24)
@@ -682,7 +753,9 @@ def threefry2x32(x0, x1, k0:int, k1:int):
         ks = [np.uint32(k0), np.uint32(k1), np.uint32(k0 ^ k1 ^ 0x1BD11BDA)]
         x0, x1 = np.asarray(x0, np.uint32) + ks[0], np.asarray(x1, np.uint32) + ks[1]
         for i in range(5):
-            for r in THREEFRY_ROT[4 * (i % 2):4 * (i % 2) + 4]: x0 = x0 + x1; x1 = ((x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))) ^ x0
+            for r in THREEFRY_ROT[4 * (i % 2):4 * (i % 2) + 4]:
+                x0 = x0 + x1
+                x1 = ((x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))) ^ x0  # rotate left by r, then xor
             x0, x1 = x0 + ks[(i + 1) % 3], x1 + ks[(i + 2) % 3] + np.uint32(i + 1)
     return x0, x1
 
@@ -701,13 +774,17 @@ def _uniform01(n:int, dtype:DType) -> np.ndarray:
     return (_random_bits(n) >> np.uint32(32 - bits)).astype(np.float64) * 2.0 ** -bits
 
 # %% ../nbs/00_tensor.ipynb #3e3f60c4
-rng_hooks: list = []  # each is told (tensor, make) for every random tensor: 08's TinyJit calls `make()` again on each replay
-capturing: list = []  # 08's TinyJit, while it captures a call: each is told every schedule 05's backends run (items, root buffers, runner)
+# each is told (tensor, make) for every random tensor: 08's TinyJit calls `make()` again on each replay
+rng_hooks: list = []
+# 08's TinyJit, while it captures a call: each is told every schedule 05's backends run (items, root buffers, runner)
+capturing: list = []
 def _drawn(make, device, dtype, requires_grad) -> Tensor:
     "A tensor of the numbers `make()` draws now (advancing the counter), told to `rng_hooks`."
     t = Tensor(make(), device, dtype, requires_grad)
     for h in rng_hooks: h(t, make)
     return t
+
+# %% ../nbs/00_tensor.ipynb #2a5a9d3f
 def _normal01(shape:tuple) -> np.ndarray:
     "Standard normal numbers (Box-Muller, float64) of `shape`."
     n = math.prod(shape); u = _uniform01(2 * n, dtypes.float64)
@@ -732,8 +809,12 @@ def randint(*shape, low=0, high=10, dtype=dtypes.int32, device=None, requires_gr
     if not (isinstance(low, int) and isinstance(high, int) and high > low):
         raise ValueError(f"randint: need ints low < high, got low={low}, high={high}")
     shape = _shape(*shape)
-    return _drawn(lambda: low + ((_random_bits(math.prod(shape)).astype(np.uint64) * (high - low)) >> 32).astype(np.int64).reshape(shape),
-                  device, dtype, requires_grad)
+    def make():
+        scaled = (_random_bits(math.prod(shape)).astype(np.uint64) * (high - low)) >> 32  # in [0, high - low)
+        return low + scaled.astype(np.int64).reshape(shape)
+    return _drawn(make, device, dtype, requires_grad)
+
+# %% ../nbs/00_tensor.ipynb #bf487c1b
 @patch_to(Tensor)
 @staticmethod
 def uniform(*shape, low=0.0, high=1.0, dtype=None, device=None, requires_grad=None) -> Tensor:
@@ -748,9 +829,11 @@ def normal(*shape, mean=0.0, std=1.0, dtype=None, device=None, requires_grad=Non
     shape = _shape(*shape)
     return _drawn(lambda: mean + std * _normal01(shape), device, dtype or dtypes.default_float, requires_grad)
 @patch_to(Tensor)
-def rand_like(self, **kw) -> Tensor: return Tensor.rand(self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
+def rand_like(self, **kw) -> Tensor:
+    return Tensor.rand(self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
 @patch_to(Tensor)
-def randn_like(self, **kw) -> Tensor: return Tensor.randn(self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
+def randn_like(self, **kw) -> Tensor:
+    return Tensor.randn(self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
 
 # %% ../nbs/00_tensor.ipynb #b2c3d4e5
 def _fan_in(shape:tuple) -> int: return math.prod(shape[1:])
@@ -785,9 +868,11 @@ def _stride(self, d:int, s:int) -> Tensor:
     m = (n - 1) // s + 1
     x = self.pad(((0, 0),) * d + ((0, m * s - n),) + ((0, 0),) * len(post)).reshape(pre + (m, s) + post)
     return x.shrink((None,) * (d + 1) + ((0, 1),) + (None,) * len(post)).reshape(pre + (m,) + post)
+
+# %% ../nbs/00_tensor.ipynb #9ab33bec
 @patch_to(Tensor)
 def _index_plan(self, idx):
-    "Parse a numpy-style index into per-axis flips, (begin, end) ranges and steps, the result shape, and tensor indices."
+    "Parse a numpy-style index into per-axis flips, (begin, end) ranges and steps, the result shape and tensor indices."
     idx = idx if isinstance(idx, tuple) else (idx,)
     if sum(i is Ellipsis for i in idx) > 1: raise IndexError("an index can only have one ellipsis (...)")
     used = sum(i is not None and i is not Ellipsis for i in idx)
@@ -798,11 +883,13 @@ def _index_plan(self, idx):
     for i in idx:
         if i is None: shape.append(1); continue
         n = self.shape[d]
-        if isinstance(i, (Tensor, list, tuple)): ranges.append((0, n)); steps.append(1); tix.append((len(shape), i)); shape.append(n)
-        elif isinstance(i, slice) and isinstance(i.stop, (Tensor, Sym)):  # `x[:pos+1]`: a size that kernels read when they run
+        if isinstance(i, (Tensor, list, tuple)):  # a gather over the whole axis (01_ops)
+            ranges.append((0, n)); steps.append(1); tix.append((len(shape), i)); shape.append(n)
+        elif isinstance(i, slice) and isinstance(i.stop, (Tensor, Sym)):  # `x[:pos+1]`: a size read when kernels run
             m = i.stop if isinstance(i.stop, Sym) else Sym(i.stop.uop)
             if not (i.start is None or _idx_int(i.start) and i.start == 0) or i.step not in (None, 1):
-                raise IndexError(f"a slice with a Variable stop starts at 0 with step 1 (a write may start at a Variable: t[p:p + k] = v), got {i}")
+                raise IndexError("a slice with a Variable stop starts at 0 with step 1 "
+                                 f"(a write may start at a Variable: t[p:p + k] = v), got {i}")
             if m > n: raise IndexError(f"a slice to {m} reaches past dimension {d} of size {n}")
             ranges.append((0, m)); steps.append(1); shape.append(m)
         elif isinstance(i, slice):
@@ -815,6 +902,8 @@ def _index_plan(self, idx):
         else: raise TypeError(f"invalid index {i!r}: use ints, slices, None, ..., or integer tensors")
         d += 1
     return flips, ranges, steps, tuple(shape), tix
+
+# %% ../nbs/00_tensor.ipynb #3d0c6a12
 @patch_to(Tensor)
 def __getitem__(self, idx) -> Tensor:
     "numpy-style indexing with ints, slices, None, `...` (and, from 01_ops, integer tensors)."
@@ -829,4 +918,5 @@ def __getitem__(self, idx) -> Tensor:
 def to(self, device:str) -> Tensor:
     "This tensor on `device` (itself if it is there already)."
     device = _dev(device)
-    return self if device == self.device else Tensor(UOp(Ops.COPY, _held(self.dtype, device), (UOp(Ops.DEVICE, arg=device), self.uop)))
+    if device == self.device: return self
+    return Tensor(UOp(Ops.COPY, _held(self.dtype, device), (UOp(Ops.DEVICE, arg=device), self.uop)))

@@ -7,21 +7,23 @@ from __future__ import annotations
 import os, math, struct, numpy as np
 from typing import NamedTuple
 from ..tensor import Tensor, dtypes
-import tinybook.ops, tinybook.schedule, tinybook.device  # noqa: F401, E401 (the Tensor API, its kernels, the DISK device)
+import tinybook.ops, tinybook.schedule, tinybook.device  # noqa: F401, E401 (Tensor API, its kernels, DISK device)
 
 # %% auto #0
 __all__ = ['VALUE_FMT', 'GGML_TYPES', 'GGML_OTHER', 'NATIVE', 'DEQUANT', 'SUB', 'GGUFError', 'GGUFTensor', 'gguf_read',
            'gguf_write', 'quantize', 'gguf_tensors', 'dequantize', 'q8_blocks', 'qlinear', 'gguf_load']
 
 # %% ../../nbs/09_llm.ipynb #c8b80667
-VALUE_FMT = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}  # 8: string, 9: array
-class GGUFError(ValueError): "A file that is not valid GGUF, or that tinybook can't load; the message names the key or tensor."
+# 8: string, 9: array
+VALUE_FMT = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+class GGUFError(ValueError): "A file that is not valid GGUF, or that tinybook can't load; names the key or tensor."
 class _Reader:
     "Little-endian values at a moving position in `buf`; reading past its end names what was being read."
     def __init__(self, buf, path:str): self.buf, self.pos, self.path, self.what = buf, 0, path, "the header"
     def fail(self, msg:str): raise GGUFError(f"{self.path}: {msg}")
     def take(self, n:int) -> memoryview:
-        if n > len(self.buf) - self.pos: self.fail(f"truncated in {self.what}: {n} bytes needed at byte {self.pos}, the file has {len(self.buf)}")
+        if n > len(self.buf) - self.pos:
+            self.fail(f"truncated in {self.what}: {n} bytes needed at byte {self.pos}, the file has {len(self.buf)}")
         self.pos += n
         return self.buf[self.pos - n:self.pos]
     def num(self, fmt:str): return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
@@ -34,23 +36,27 @@ class _Reader:
         if t == 8: return self.str()
         if t != 9: self.fail(f"{self.what}: unknown value type {t} (expected 0 to 12)")
         et, n = self.num("<I"), self.num("<Q")
-        if n > len(self.buf) - self.pos: self.fail(f"truncated in {self.what}: an array of {n} elements, {len(self.buf) - self.pos} bytes left")
+        if n > len(self.buf) - self.pos:
+            self.fail(f"truncated in {self.what}: an array of {n} elements, {len(self.buf) - self.pos} bytes left")
         if et in VALUE_FMT: return np.frombuffer(self.take(n * struct.calcsize(VALUE_FMT[et])), VALUE_FMT[et]).tolist()
         return [self.value(et) for _ in range(n)]
 
 # %% ../../nbs/09_llm.ipynb #8172d330
 GGML_TYPES = {  # id: (name, elements per block, bytes per block)
-              0: ("F32", 1, 4), 1: ("F16", 1, 2), 30: ("BF16", 1, 2), 24: ("I8", 1, 1), 25: ("I16", 1, 2), 26: ("I32", 1, 4), 27: ("I64", 1, 8),
-              28: ("F64", 1, 8), 2: ("Q4_0", 32, 18), 3: ("Q4_1", 32, 20), 6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24), 8: ("Q8_0", 32, 34),
-              10: ("Q2_K", 256, 84), 11: ("Q3_K", 256, 110), 12: ("Q4_K", 256, 144), 13: ("Q5_K", 256, 176), 14: ("Q6_K", 256, 210)}
-GGML_OTHER = {9: "Q8_1", 15: "Q8_K", 16: "IQ2_XXS", 17: "IQ2_XS", 18: "IQ3_XXS", 19: "IQ1_S", 20: "IQ4_NL", 21: "IQ3_S", 22: "IQ2_S",
-              23: "IQ4_XS", 29: "IQ1_M", 34: "TQ1_0", 35: "TQ2_0", 39: "MXFP4", 40: "NVFP4"}  # known, not read (yet)
-NATIVE = {0: dtypes.float32, 1: dtypes.float16, 30: dtypes.bfloat16, 24: dtypes.int8, 25: dtypes.int16, 26: dtypes.int32, 27: dtypes.int64,
-          28: dtypes.float64}  # one element per block: the bytes are the values
+              0: ("F32", 1, 4), 1: ("F16", 1, 2), 30: ("BF16", 1, 2), 24: ("I8", 1, 1), 25: ("I16", 1, 2),
+              26: ("I32", 1, 4), 27: ("I64", 1, 8), 28: ("F64", 1, 8),
+              2: ("Q4_0", 32, 18), 3: ("Q4_1", 32, 20), 6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24), 8: ("Q8_0", 32, 34),
+              10: ("Q2_K", 256, 84), 11: ("Q3_K", 256, 110), 12: ("Q4_K", 256, 144), 13: ("Q5_K", 256, 176),
+              14: ("Q6_K", 256, 210)}
+GGML_OTHER = {  # known, not read (yet)
+              9: "Q8_1", 15: "Q8_K", 16: "IQ2_XXS", 17: "IQ2_XS", 18: "IQ3_XXS", 19: "IQ1_S", 20: "IQ4_NL",
+              21: "IQ3_S", 22: "IQ2_S", 23: "IQ4_XS", 29: "IQ1_M", 34: "TQ1_0", 35: "TQ2_0", 39: "MXFP4", 40: "NVFP4"}
+NATIVE = {0: dtypes.float32, 1: dtypes.float16, 30: dtypes.bfloat16, 24: dtypes.int8, 25: dtypes.int16,
+          26: dtypes.int32, 27: dtypes.int64, 28: dtypes.float64}  # one element per block: the bytes are the values
 
 # %% ../../nbs/09_llm.ipynb #d4d2daf4
 class GGUFTensor(NamedTuple):
-    "A tensor of a GGUF file: numpy `shape` (the file's dimensions reversed), ggml `type`, and where its `nbytes` start in the file."
+    "A tensor of a GGUF file: numpy `shape` (the file's dims reversed), ggml `type`, and where its `nbytes` start."
     name: str
     shape: tuple
     type: int
@@ -59,9 +65,11 @@ class GGUFTensor(NamedTuple):
 def _tensor(r:_Reader, start:int, align:int, name:str, shape:tuple, t:int, off:int) -> GGUFTensor:
     "The checked table entry of tensor `name` at `off` in the data section (which starts at byte `start`)."
     if t not in GGML_TYPES:
-        r.fail(f"tensor {name!r}: ggml type {GGML_OTHER.get(t, t)} is not supported (supported: {', '.join(v[0] for v in GGML_TYPES.values())})")
+        r.fail(f"tensor {name!r}: ggml type {GGML_OTHER.get(t, t)} is not supported (supported: "
+               f"{', '.join(v[0] for v in GGML_TYPES.values())})")
     kind, blk, nb = GGML_TYPES[t]
-    if shape and shape[-1] % blk: r.fail(f"tensor {name!r}: a row of {shape[-1]} elements is not whole {kind} blocks of {blk}")
+    if shape and shape[-1] % blk:
+        r.fail(f"tensor {name!r}: a row of {shape[-1]} elements is not whole {kind} blocks of {blk}")
     if off % align: r.fail(f"tensor {name!r}: its data offset {off} is not a multiple of the alignment {align}")
     if (end := start + off + (n := math.prod(shape) // blk * nb)) > len(r.buf):
         r.fail(f"truncated: tensor {name!r} needs bytes up to {end}, the file has {len(r.buf)}")
@@ -96,47 +104,54 @@ def _pack(t:int, v, et:int|None=None) -> bytes:
     et = et if et is not None else _value(v[0])[0] if v else 4
     return struct.pack("<IQ", et, len(v)) + b"".join(_pack(et, x) for x in v)
 def gguf_write(path:str, meta:dict, tensors:dict, align:int=32) -> None:
-    "Write GGUF v3: `meta` key -> value (or (type, value)), `tensors` name -> numpy array of a plain type, or (ggml type, shape, bytes)."
+    "Write GGUF v3: `meta` key -> value or (type, value); `tensors` name -> numpy array or (ggml type, shape, bytes)."
     plain = {np.dtype(d.np): t for t, d in NATIVE.items() if d is not dtypes.bfloat16}
-    ts = {k: v if isinstance(v, tuple) else (plain[v.dtype], v.shape, np.ascontiguousarray(v).tobytes()) for k, v in tensors.items()}
+    ts = {k: v if isinstance(v, tuple) else (plain[v.dtype], v.shape, np.ascontiguousarray(v).tobytes())
+          for k, v in tensors.items()}
     head, data = [b"GGUF", struct.pack("<IQQ", 3, len(ts), len(meta))], b""
     for k, v in meta.items(): head += [_pack(8, k), struct.pack("<I", (tv := _value(v))[0]), _pack(*tv)]
     for k, (t, shape, raw) in ts.items():
         data += b"\0" * (-len(data) % align)
-        head += [_pack(8, k), struct.pack(f"<I{len(shape)}QIQ", len(shape), *reversed(shape), t, len(data))]; data += raw
+        head += [_pack(8, k), struct.pack(f"<I{len(shape)}QIQ", len(shape), *reversed(shape), t, len(data))]
+        data += raw
     head = b"".join(head)
     with open(path, "wb") as f: f.write(head + b"\0" * (-len(head) % align) + data)
 
 # %% ../../nbs/09_llm.ipynb #0e626000
 def quantize(x, t:int) -> bytes:
-    "Float array `x` (rows of a multiple of 32 values) as blocks of ggml type `t`: Q8_0 (8) or Q4_0 (2), rounded as ggml's reference does."
-    if t not in (2, 8): raise ValueError(f"quantize: ggml type {GGML_TYPES.get(t, (t,))[0]} is not supported (Q8_0 and Q4_0 are)")
+    "Float array `x` (rows of 32k values) as blocks of ggml type `t`: Q8_0 (8) or Q4_0 (2), rounded as ggml does."
+    if t not in (2, 8):
+        raise ValueError(f"quantize: ggml type {GGML_TYPES.get(t, (t,))[0]} is not supported (Q8_0 and Q4_0 are)")
     b = np.asarray(x, np.float32).reshape(-1, 32)
     big = np.take_along_axis(b, np.abs(b).argmax(-1)[:, None], -1)  # each block's value largest in size, with its sign
     d = np.abs(big) / np.float32(127) if t == 8 else big / np.float32(-8)
     with np.errstate(divide="ignore"): s = b * np.where(d == 0, np.float32(0), np.float32(1) / d)
-    if t == 8: q = (np.sign(s) * (np.floor(a := np.abs(s)) + np.floor(2 * (a - np.floor(a))))).astype(np.int8).view(np.uint8)
+    if t == 8:
+        q = (np.sign(s) * (np.floor(a := np.abs(s)) + np.floor(2 * (a - np.floor(a))))).astype(np.int8).view(np.uint8)
     else: q = np.trunc(s + np.float32(8.5)).astype(np.uint8).clip(0, 15).reshape(-1, 2, 16); q = q[:, 0] | q[:, 1] << 4
     return np.concatenate([d.astype(np.float16).view(np.uint8), q], 1).tobytes()
 
 # %% ../../nbs/09_llm.ipynb #72ff2356
 def gguf_tensors(path:str) -> tuple[dict, dict[str, tuple[Tensor, GGUFTensor]]]:
-    "The metadata, and each tensor's bytes as a lazy view of the file on DISK: plain types in their shape, blocks as uint8 (blocks, block bytes)."
+    "The metadata, and each tensor's bytes as a lazy DISK view: plain types shaped, blocks as uint8 (blocks, bytes)."
     meta, infos, size, maps = *gguf_read(path), os.path.getsize(path), {}
     def view(d, start:int, n:int) -> Tensor:
         if d not in maps: maps[d] = Tensor.empty(size // d.itemsize, dtype=d, device=f"disk:{os.path.abspath(path)}")
         return maps[d][start // d.itemsize:start // d.itemsize + n]
     def raw(t:GGUFTensor) -> Tensor:
-        if t.type == 30: return view(dtypes.uint16, t.offset, math.prod(t.shape)).bitcast(dtypes.bfloat16).reshape(t.shape)  # mapped as its bits
+        if t.type == 30:  # mapped as its bits
+            return view(dtypes.uint16, t.offset, math.prod(t.shape)).bitcast(dtypes.bfloat16).reshape(t.shape)
         if t.type in NATIVE: return view(NATIVE[t.type], t.offset, math.prod(t.shape)).reshape(t.shape)
         return view(dtypes.uint8, t.offset, t.nbytes).reshape(-1, GGML_TYPES[t.type][2])
     return meta, {t.name: (raw(t), t) for t in infos}
 
 # %% ../../nbs/09_llm.ipynb #8c26aa4c
-def _u(raw:Tensor, a:int, b:int|None=None) -> Tensor: return raw[:, a:a + 1 if b is None else b].cast(dtypes.uint32)  # bytes a..b of each block
+# bytes a..b of each block
+def _u(raw:Tensor, a:int, b:int|None=None) -> Tensor: return raw[:, a:a + 1 if b is None else b].cast(dtypes.uint32)
 def _bits(x:Tensor, n:int, w:int, axis:int) -> Tensor:
-    "`x` shifted right by 0, `w`, ..., `(n-1)·w` bits along axis `axis` (of size 1 in `x`): its `w`-bit fields side by side."
-    return x >> (Tensor.arange(n, device=x.device) * w).cast(dtypes.uint32).reshape([n if i == axis else 1 for i in range(x.ndim)])  # index math
+    "`x` shifted right by 0, `w`, ..., `(n-1)·w` bits along `axis` (of size 1 in `x`): its `w`-bit fields side by side."
+    shifts = (Tensor.arange(n, device=x.device) * w).cast(dtypes.uint32)  # index math
+    return x >> shifts.reshape([n if i == axis else 1 for i in range(x.ndim)])
 def _f16(raw:Tensor, a:int) -> Tensor:
     "The float16 at bytes `a`, `a+1` of each block as float32: (blocks, 1)."
     return (_u(raw, a) | _u(raw, a + 1) << 8).cast(dtypes.uint16).bitcast(dtypes.float16).float()
@@ -148,7 +163,7 @@ def _q5(raw:Tensor, a:int) -> Tensor:
 
 # %% ../../nbs/09_llm.ipynb #6df9a8e9
 def _k_scales(raw:Tensor, a:int) -> tuple[Tensor, Tensor]:
-    "Q4_K/Q5_K's 8 six-bit scales and 8 six-bit mins from the 12 bytes at `a`: low 6 bits of bytes 0-3 and 4-7, then nibbles of 8-11 and top bits."
+    "Q4_K/Q5_K's 8 six-bit scales and mins from 12 bytes at `a`: low 6 bits of bytes 0-7, nibbles of 8-11 and top bits."
     s = _u(raw, a, a + 12).reshape(-1, 3, 4)
     d, m, md = s[:, 0], s[:, 1], s[:, 2]
     return (d & 63).cat(md & 15 | d >> 2 & 48, dim=1), (m & 63).cat(md >> 4 | m >> 2 & 48, dim=1)
@@ -157,7 +172,8 @@ def _q2_k(raw:Tensor) -> Tensor:
     q = (_bits(_u(raw, 16, 80).reshape(-1, 2, 1, 32), 4, 2, 2) & 3).reshape(-1, 16, 16).float()
     return (d * (sc & 15).float()).reshape(-1, 16, 1) * q - (dmin * (sc >> 4).float()).reshape(-1, 16, 1)
 def _q3_k(raw:Tensor) -> Tensor:
-    lo, hi = _bits(_u(raw, 96, 104).reshape(-1, 1, 8), 2, 4, 1).reshape(-1, 16), _bits(_u(raw, 104, 108).reshape(-1, 1, 4), 4, 2, 1).reshape(-1, 16)
+    lo = _bits(_u(raw, 96, 104).reshape(-1, 1, 8), 2, 4, 1).reshape(-1, 16)
+    hi = _bits(_u(raw, 104, 108).reshape(-1, 1, 4), 4, 2, 1).reshape(-1, 16)
     dl = (_f16(raw, 108) * ((lo & 15 | (hi & 3) << 4).cast(dtypes.int32) - 32).float()).reshape(-1, 16, 1)
     ql = _bits(_u(raw, 32, 96).reshape(-1, 2, 1, 32), 4, 2, 2).reshape(-1, 16, 16) & 3
     qh = (_bits(_u(raw, 0, 32).reshape(-1, 1, 1, 32), 8, 1, 2).reshape(-1, 16, 16) & 1) ^ 1  # a set bit means no offset
@@ -174,40 +190,45 @@ def _q6_k(raw:Tensor) -> Tensor:
     return d * ((ql | qh << 4).cast(dtypes.int32) - 32).reshape(-1, 16, 16).float()
 
 # %% ../../nbs/09_llm.ipynb #353129b5
+# ggml type -> (blocks, block bytes) uint8 -> the values, float32
 DEQUANT = {2: lambda r: _f16(r, 0) * (_nib(_u(r, 2, 18)).cast(dtypes.int32) - 8).float(),
            3: lambda r: _f16(r, 0) * _nib(_u(r, 4, 20)).float() + _f16(r, 2),
-           6: lambda r: _f16(r, 0) * (_q5(r, 2).cast(dtypes.int32) - 16).float(), 7: lambda r: _f16(r, 0) * _q5(r, 4).float() + _f16(r, 2),
-           8: lambda r: r[:, 2:].bitcast(dtypes.int8).float() * _f16(r, 0), 10: _q2_k, 11: _q3_k, 12: lambda r: _q45_k(r, False),
-           13: lambda r: _q45_k(r, True), 14: _q6_k}  # ggml type -> (blocks, block bytes) uint8 -> the values, float32
+           6: lambda r: _f16(r, 0) * (_q5(r, 2).cast(dtypes.int32) - 16).float(),
+           7: lambda r: _f16(r, 0) * _q5(r, 4).float() + _f16(r, 2),
+           8: lambda r: r[:, 2:].bitcast(dtypes.int8).float() * _f16(r, 0), 10: _q2_k, 11: _q3_k,
+           12: lambda r: _q45_k(r, False), 13: lambda r: _q45_k(r, True), 14: _q6_k}
 SUB = {2: 32, 3: 32, 6: 32, 7: 32, 8: 32, 10: 16, 11: 16, 12: 32, 13: 32, 14: 16}  # elements that share their scales
 def dequantize(raw:Tensor, t:int, shape:tuple) -> Tensor:
-    "The values of ggml type `t` in `shape` from `raw` (a plain type: the values; blocks: uint8 (blocks, block bytes)), as a lazy tensor program."
+    "The values of ggml type `t` in `shape` from `raw` (plain: values; blocks: uint8 (blocks, bytes)), lazily."
     if t in NATIVE: return raw.reshape(shape)
     if t not in DEQUANT: raise ValueError(f"dequantize: ggml type {GGML_OTHER.get(t, t)} is not supported")
     if raw.dtype is not dtypes.uint8 or raw.ndim != 2 or raw.shape[1] != GGML_TYPES[t][2]:
-        raise ValueError(f"dequantize: {GGML_TYPES[t][0]} needs uint8 blocks of shape (n, {GGML_TYPES[t][2]}), got {raw.dtype} {raw.shape}")
+        raise ValueError(f"dequantize: {GGML_TYPES[t][0]} needs uint8 blocks of shape (n, {GGML_TYPES[t][2]}), got "
+                         f"{raw.dtype} {raw.shape}")
     return DEQUANT[t](raw).reshape(shape)
 
 # %% ../../nbs/09_llm.ipynb #8e4cd292
 def q8_blocks(x:Tensor) -> tuple[Tensor, Tensor]:
-    "`x`'s last axis in Q8_0 blocks, rounded as `quantize` does: the int8 values (..., k/32, 32) and the float16 scales, as float32 (..., k/32, 1)."
+    "`x`'s last axis as Q8_0 blocks (as `quantize` rounds): int8 (..., k/32, 32), f16 scales as f32 (..., k/32, 1)."
     b = x.reshape(*x.shape[:-1], x.shape[-1] // 32, 32)
     d = b.abs().max(-1, keepdim=True) / 127
     s = b * (d == 0).where(0, 1 / d)
     q = (a := s.abs()).floor() + (2 * (a - a.floor())).floor()  # round half away from zero, as C's roundf
     return (s < 0).where(-q, q).cast(dtypes.int8).contiguous(), d.cast(dtypes.float16).float().contiguous()
 def qlinear(x:Tensor, raw:Tensor, t:int, shape:tuple, q8:bool=False) -> Tensor:
-    "`x @ w.T` for the (out, in) `shape` weight `w` of ggml type `t` held as `raw` (see `dequantize`), dequantized in the product's kernel."
+    "`x @ w.T` for the (out, in) `shape` weight of ggml type `t` held as `raw`, dequantized in the product's kernel."
     if t in NATIVE: return x @ raw.reshape(shape).cast(x.dtype).T
-    (n, k), blk, sub = shape, GGML_TYPES[t][1], SUB[t]  # (blocks, sub-blocks, elements): each scale's broadcast is innermost
+    # (blocks, sub-blocks, elements): each scale's broadcast is innermost
+    (n, k), blk, sub = shape, GGML_TYPES[t][1], SUB[t]
     if q8 and t == 8:  # llama.cpp's product: x in Q8_0 blocks too, a block's products summed in int32, then scaled
         (xq, dx), w = q8_blocks(x), raw[:, 2:].bitcast(dtypes.int8).reshape(n, k // 32, 32)
         dots = (w.cast(dtypes.int32) * xq.unsqueeze(-3).cast(dtypes.int32)).sum(-1).float()
         return (dots * (_f16(raw, 0).reshape(n, k // 32) * dx.squeeze(-1).unsqueeze(-2))).sum(-1)
-    return (x.reshape(*x.shape[:-1], 1, k // blk, blk // sub, sub) * dequantize(raw, t, (n, k // blk, blk // sub, sub))).sum((-3, -2, -1))
+    w = dequantize(raw, t, (n, k // blk, blk // sub, sub))
+    return (x.reshape(*x.shape[:-1], 1, k // blk, blk // sub, sub) * w).sum((-3, -2, -1))
 
 # %% ../../nbs/09_llm.ipynb #feeeec21
 def gguf_load(path:str, device:str|None=None) -> tuple[dict, dict[str, Tensor]]:
-    "The metadata of the GGUF file at `path`, and each tensor as a lazy tensor on `device`: its values (blocks dequantized to float32)."
+    "The metadata of GGUF file `path`, and each tensor as a lazy tensor on `device` (blocks dequantized to float32)."
     meta, ts = gguf_tensors(path)
     return meta, {k: dequantize(raw.to(device), t.type, t.shape) for k, (raw, t) in ts.items()}

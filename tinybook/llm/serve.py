@@ -9,6 +9,7 @@ __all__ = ['NUM', 'APIError', 'Job', 'parse', 'Engine', 'make_app']
 import json, time, uuid, queue, asyncio, threading, functools, numpy as np
 from dataclasses import dataclass, field
 from typing import Callable
+from ..tensor import patch_to
 from .model import Sampler, StopText, generate, llm_commands, model_args, load_model
 
 # %% ../../nbs/09c_serve.ipynb #e07f783e
@@ -16,40 +17,54 @@ class APIError(Exception):
     "An error as OpenAI's API reports it: an HTTP `status`, and the body {'error': {message, type, param, code}}."
     def __init__(self, status:int, message:str, param:str|None=None, code:str|None=None):
         super().__init__(message); self.status, self.param, self.code = status, param, code
-        self.type = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error"}.get(status, "server_error")
-    def body(self) -> dict: return {"error": {"message": str(self), "type": self.type, "param": self.param, "code": self.code}}
+        types = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error"}
+        self.type = types.get(status, "server_error")
+    def body(self) -> dict:
+        return {"error": {"message": str(self), "type": self.type, "param": self.param, "code": self.code}}
 NUM = {  # field -> (float or int, its check, what the check asks for)
     "max_tokens": (int, lambda v: v >= 1, "at least 1"), "max_completion_tokens": (int, lambda v: v >= 1, "at least 1"),
-    "temperature": (float, lambda v: 0 <= v <= 2, "between 0 and 2"), "top_p": (float, lambda v: 0 < v <= 1, "above 0 and at most 1"),
-    "top_k": (int, lambda v: v >= 0, "at least 0"), "min_p": (float, lambda v: 0 <= v <= 1, "between 0 and 1"), "seed": (int, lambda v: True, ""),
-    "n": (int, lambda v: 1 <= v <= 8, "between 1 and 8"), "top_logprobs": (int, lambda v: 0 <= v <= 20, "between 0 and 20")}
+    "temperature": (float, lambda v: 0 <= v <= 2, "between 0 and 2"),
+    "top_p": (float, lambda v: 0 < v <= 1, "above 0 and at most 1"),
+    "top_k": (int, lambda v: v >= 0, "at least 0"), "min_p": (float, lambda v: 0 <= v <= 1, "between 0 and 1"),
+    "seed": (int, lambda v: True, ""), "n": (int, lambda v: 1 <= v <= 8, "between 1 and 8"),
+    "top_logprobs": (int, lambda v: 0 <= v <= 20, "between 0 and 20")}
 @dataclass
 class Job:
-    "A request, parsed: prompt `ids`, at most `max_new` tokens a choice, sampling, `n` choices; its events go to `emit` (set by the server)."
-    ids: list[int]; max_new: int; sampling: dict; stop: list[str]; n: int = 1; logprobs: int|None = None; stream: bool = False
-    usage: bool = False; chat: bool = True; emit: Callable = print; cancelled: threading.Event = field(default_factory=threading.Event)
+    "A request, parsed: prompt `ids`, at most `max_new` tokens a choice, sampling, `n` choices; events go to `emit`."
+    ids: list[int]; max_new: int; sampling: dict; stop: list[str]; n: int = 1; logprobs: int|None = None
+    stream: bool = False; usage: bool = False; chat: bool = True; emit: Callable = print  # emit: set by the server
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+# %% ../../nbs/09c_serve.ipynb #00ba3434
 def _messages(ms) -> list[dict]:
     "Chat messages as the template takes them: a role, and text (a list of text parts joined)."
-    if not isinstance(ms, list) or not ms: raise APIError(400, "messages must be a non-empty list of {role, content}", "messages")
+    if not isinstance(ms, list) or not ms:
+        raise APIError(400, "messages must be a non-empty list of {role, content}", "messages")
     out = []
     for i, m in enumerate(ms):
         c = m.get("content") if isinstance(m, dict) else None
-        if isinstance(c, list) and all(isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in c):
+        if isinstance(c, list) and all(isinstance(p, dict) and p.get("type") == "text"
+                                       and isinstance(p.get("text"), str) for p in c):
             c = "".join(p["text"] for p in c)
         if not isinstance(c, str) or m.get("role") not in ("system", "developer", "user", "assistant", "tool"):
-            raise APIError(400, f"messages[{i}] needs a role (system, user, assistant or tool) and text content", f"messages[{i}]")
+            raise APIError(400, f"messages[{i}] needs a role (system, user, assistant or tool) and text content",
+                           f"messages[{i}]")
         out.append({"role": "system" if m["role"] == "developer" else m["role"], "content": c})
     return out
+
+# %% ../../nbs/09c_serve.ipynb #2e91b900
 def parse(body, chat:bool, tok, name:str, ctx:int) -> Job:
-    "The `Job` a chat (or completions) request `body` asks of model `name` (tokenizer `tok`, context `ctx`), or the `APIError` it deserves."
+    "The `Job` a chat (or completions) request `body` asks of model `name` (tokenizer `tok`, context `ctx`) or an error"
     if not isinstance(body, dict): raise APIError(400, "the request body must be a JSON object")
     if body.get("model") not in (None, name):
-        raise APIError(404, f"the model {body['model']!r} does not exist: this server has {name!r}", "model", "model_not_found")
+        raise APIError(404, f"the model {body['model']!r} does not exist: this server has {name!r}", "model",
+                       "model_not_found")
     v = {}
     for k, (t, ok, says) in NUM.items():
         if (x := body.get(k)) is None: continue
         if isinstance(x, bool) or not isinstance(x, (int, float) if t is float else int) or not ok(x):
-            raise APIError(400, f"{k} must be {'a number' if t is float else 'an integer'} {says}, got {x!r}", k, "invalid_value")
+            raise APIError(400, f"{k} must be {'a number' if t is float else 'an integer'} {says}, got {x!r}", k,
+                           "invalid_value")
         v[k] = x
     stop = [s] if isinstance(s := body.get("stop") or [], str) else s
     if not isinstance(stop, list) or len(stop) > 4 or not all(isinstance(x, str) for x in stop):
@@ -57,7 +72,8 @@ def parse(body, chat:bool, tok, name:str, ctx:int) -> Job:
     lp = body.get("logprobs")
     if chat: lp = v.get("top_logprobs", 0) if lp is True else None if lp in (None, False) else lp
     if lp is not None and (isinstance(lp, bool) or not isinstance(lp, int) or not 0 <= lp <= (20 if chat else 5)):
-        raise APIError(400, "logprobs must be true or false" if chat else "logprobs must be an integer between 0 and 5", "logprobs")
+        raise APIError(400, "logprobs must be true or false" if chat else "logprobs must be an integer between 0 and 5",
+                       "logprobs")
     so = body.get("stream_options") or {}
     if not isinstance(so, dict): raise APIError(400, "stream_options must be an object", "stream_options")
     if chat:
@@ -67,17 +83,21 @@ def parse(body, chat:bool, tok, name:str, ctx:int) -> Job:
         p, field_ = body.get("prompt"), "prompt"
         p = p[0] if isinstance(p, list) and len(p) == 1 and isinstance(p[0], str) else p
         if isinstance(p, str) and p: ids = tok.encode(p)
-        elif isinstance(p, list) and p and all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(tok.tokens) for i in p): ids = p
+        elif isinstance(p, list) and p and all(isinstance(i, int) and not isinstance(i, bool)
+                                               and 0 <= i < len(tok.tokens) for i in p): ids = p
         else: raise APIError(400, "prompt must be a non-empty string, or a list of token ids", "prompt")
     if None in ids: raise APIError(400, f"the {field_} has characters this model's vocabulary cannot encode", field_)
-    if len(ids) >= ctx: raise APIError(400, f"the prompt is {len(ids)} tokens; the context holds {ctx}", field_, "context_length_exceeded")
+    if len(ids) >= ctx:
+        raise APIError(400, f"the prompt is {len(ids)} tokens; the context holds {ctx}", field_,
+                       "context_length_exceeded")
     sampling = {k: v[k] for k in ("temperature", "top_k", "top_p", "min_p", "seed") if k in v}
-    return Job(ids, v.get("max_completion_tokens", v.get("max_tokens", ctx - len(ids))), sampling, stop, v.get("n", 1), lp,
-               bool(body.get("stream")), bool(so.get("include_usage")), chat)
+    max_new = v.get("max_completion_tokens", v.get("max_tokens", ctx - len(ids)))
+    return Job(ids, max_new, sampling, stop, v.get("n", 1), lp, bool(body.get("stream")), bool(so.get("include_usage")),
+               chat)
 
 # %% ../../nbs/09c_serve.ipynb #c4320367
 class Engine:
-    "The model behind the server: one worker thread runs every job's generation in arrival order; the HTTP side only queues and reads."
+    "The model behind the server: one worker thread runs the jobs in arrival order; the HTTP side queues and reads."
     def __init__(self, tok, model, name:str):
         from tinybook.llm.tokenizer import Detokenizer
         self.tok, self.model, self.name, self.jobs, self.detok = tok, model, name, queue.Queue(), Detokenizer
@@ -90,31 +110,35 @@ class Engine:
     def logprobs(self, lg:np.ndarray, t:int, k:int) -> dict:
         "OpenAI's log-probability entry for token `t` under logits `lg`, with the `k` most likely tokens."
         lp = lg - lg.max() - np.log(np.exp(lg - lg.max()).sum())
-        one = lambda i: {"token": (b := self.tok.token_bytes(int(i))).decode("utf-8", "replace"), "logprob": float(lp[i]), "bytes": list(b)}
+        one = lambda i: {"token": (b := self.tok.token_bytes(int(i))).decode("utf-8", "replace"),
+                         "logprob": float(lp[i]), "bytes": list(b)}
         return {**one(t), "top_logprobs": [one(i) for i in np.argsort(-lp)[:k]]}
-    def run(self, job:Job) -> None:
-        "Generate `job`'s choices, reporting to `job.emit` as tokens come."
-        m, tok, made = self.model, self.tok, 0
-        cached = m.reusable(job.ids)
-        for c in range(job.n):
-            s, seen = dict(job.sampling), [0, None]  # tokens drawn, and the last logits (not all: each is a vocabulary's floats)
-            smp = Sampler(s.get("temperature", 1.0), s.get("top_k", 0), s.get("top_p", 1.0), s.get("min_p", 0.0),
-                          s["seed"] + c if "seed" in s else None)  # OpenAI's defaults; choice c draws with seed + c
-            d, st, why, k = self.detok(tok), StopText(job.stop), "length", 0
-            def draw(lg):
-                seen[:] = [seen[0] + 1, lg]
-                return smp(lg)
-            for t in (gen := generate(m, job.ids, job.max_new, draw, (tok.eos,))):
-                if job.cancelled.is_set(): gen.close(); return
-                out, hit, k = *st.feed(d.add(t)), k + 1
-                job.emit(("delta", c, out, None if job.logprobs is None else self.logprobs(seen[1], t, job.logprobs)))
-                if hit: why = "stop"; gen.close(); break
-            else:
-                if st.held: job.emit(("delta", c, st.held, None))
-                if seen[0] > k: why = "stop"  # the last token drawn was EOS, which is not said
-            job.emit(("done", c, why)); made += k
-        job.emit(("end", {"prompt_tokens": len(job.ids), "completion_tokens": made, "total_tokens": len(job.ids) + made,
-                          "prompt_tokens_details": {"cached_tokens": cached}}))
+
+# %% ../../nbs/09c_serve.ipynb #b848550d
+@patch_to(Engine)
+def run(self, job:Job) -> None:
+    "Generate `job`'s choices, reporting to `job.emit` as tokens come."
+    m, tok, made = self.model, self.tok, 0
+    cached = m.reusable(job.ids)
+    for c in range(job.n):
+        s, seen = dict(job.sampling), [0, None]  # tokens drawn, the last logits (not all: each is a vocabulary)
+        smp = Sampler(s.get("temperature", 1.0), s.get("top_k", 0), s.get("top_p", 1.0), s.get("min_p", 0.0),
+                      s["seed"] + c if "seed" in s else None)  # OpenAI's defaults; choice c draws with seed + c
+        d, st, why, k = self.detok(tok), StopText(job.stop), "length", 0
+        def draw(lg):
+            seen[:] = [seen[0] + 1, lg]
+            return smp(lg)
+        for t in (gen := generate(m, job.ids, job.max_new, draw, (tok.eos,))):
+            if job.cancelled.is_set(): gen.close(); return
+            out, hit, k = *st.feed(d.add(t)), k + 1
+            job.emit(("delta", c, out, None if job.logprobs is None else self.logprobs(seen[1], t, job.logprobs)))
+            if hit: why = "stop"; gen.close(); break
+        else:
+            if st.held: job.emit(("delta", c, st.held, None))
+            if seen[0] > k: why = "stop"  # the last token drawn was EOS, which is not said
+        job.emit(("done", c, why)); made += k
+    job.emit(("end", {"prompt_tokens": len(job.ids), "completion_tokens": made, "total_tokens": len(job.ids) + made,
+                      "prompt_tokens_details": {"cached_tokens": cached}}))
 
 # %% ../../nbs/09c_serve.ipynb #20701ea0
 def _choice(job:Job, i:int, text:str, lps:list, why) -> dict:
@@ -124,33 +148,42 @@ def _choice(job:Job, i:int, text:str, lps:list, why) -> dict:
     legacy = {"tokens": [e["token"] for e in lps], "token_logprobs": [e["logprob"] for e in lps],
               "top_logprobs": [{t["token"]: t["logprob"] for t in e["top_logprobs"]} for e in lps]}
     return {"index": i, "text": text, "logprobs": None if job.logprobs is None else legacy, "finish_reason": why}
+
+# %% ../../nbs/09c_serve.ipynb #6b66b417
 async def _answer(job:Job, events:asyncio.Queue, head:dict, request) -> dict:
     texts, lps, why = [""] * job.n, [[] for _ in range(job.n)], [None] * job.n
     while True:
         try: ev = await asyncio.wait_for(events.get(), 1.0)
         except asyncio.TimeoutError:
-            if await request.is_disconnected(): job.cancelled.set(); raise APIError(400, "the client went away") from None
+            if await request.is_disconnected():
+                job.cancelled.set(); raise APIError(400, "the client went away") from None
             continue
         if ev[0] == "error": raise APIError(500, ev[1])
-        if ev[0] == "end": return {**head, "choices": [_choice(job, i, texts[i], lps[i], why[i]) for i in range(job.n)], "usage": ev[1]}
+        if ev[0] == "end":
+            return {**head, "choices": [_choice(job, i, texts[i], lps[i], why[i]) for i in range(job.n)],
+                    "usage": ev[1]}
         if ev[0] == "delta": texts[ev[1]] += ev[2]; lps[ev[1]] += [ev[3]] if ev[3] else []
         else: why[ev[1]] = ev[2]
 async def _stream(job:Job, events:asyncio.Queue, head:dict):
     extra = {"usage": None} if job.usage else {}
     chunk = lambda choices, **kw: f"data: {json.dumps({**head, 'choices': choices, **extra, **kw})}\n\n"
     try:
-        if job.chat: yield chunk([{"index": i, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}
-                                  for i in range(job.n)])
+        if job.chat:
+            yield chunk([{"index": i, "delta": {"role": "assistant", "content": ""}, "logprobs": None,
+                          "finish_reason": None} for i in range(job.n)])
         while (ev := await events.get())[0] != "end":
             if ev[0] == "error": yield f"data: {json.dumps(APIError(500, ev[1]).body())}\n\n"; return
             if ev[0] == "delta" and not (ev[2] or ev[3]): continue
             text, lp = (ev[2], [ev[3]] if ev[3] else []) if ev[0] == "delta" else ("", [])
-            c = {"index": ev[1], "delta": {"content": text} if ev[0] == "delta" else {}} if job.chat else {"index": ev[1], "text": text}
+            delta = {"content": text} if ev[0] == "delta" else {}
+            c = {"index": ev[1], "delta": delta} if job.chat else {"index": ev[1], "text": text}
             c["logprobs"] = None if job.logprobs is None else _choice(job, 0, "", lp, None)["logprobs"]
             yield chunk([c | {"finish_reason": ev[2] if ev[0] == "done" else None}])
         if job.usage: yield chunk([], usage=ev[1])
         yield "data: [DONE]\n\n"
     finally: job.cancelled.set()  # the client read to the end, or went away: either way nothing more is wanted
+
+# %% ../../nbs/09c_serve.ipynb #e2b20af0
 def make_app(engine:Engine, api_key:str|None=None):
     "The FastAPI app serving `engine` with OpenAI's API (`api_key`: the Bearer token every /v1/ route then needs)."
     from fastapi import FastAPI
@@ -161,15 +194,19 @@ def make_app(engine:Engine, api_key:str|None=None):
     async def on_api(r, e): return fail(e)
     async def on_http(r, e): return fail(APIError(e.status_code, f"{r.method} {r.url.path}: {e.detail}"))
     async def on_other(r, e): return fail(APIError(500, f"{type(e).__name__}: {e}"))
-    for kind, handler in ((APIError, on_api), (HTTPException, on_http), (Exception, on_other)): app.add_exception_handler(kind, handler)
+    for kind, handler in ((APIError, on_api), (HTTPException, on_http), (Exception, on_other)):
+        app.add_exception_handler(kind, handler)
     @app.middleware("http")
     async def auth(request, call_next):
-        if api_key and request.url.path.startswith("/v1/") and request.headers.get("authorization") != f"Bearer {api_key}":
-            return fail(APIError(401, "a valid API key is needed (Authorization: Bearer <key>)", None, "invalid_api_key"))
+        given = request.headers.get("authorization")
+        if api_key and request.url.path.startswith("/v1/") and given != f"Bearer {api_key}":
+            return fail(APIError(401, "a valid API key is needed (Authorization: Bearer <key>)", None,
+                                 "invalid_api_key"))
         return await call_next(request)
     async def health(request): return JSONResponse({"status": "ok"})
     async def models(request):
-        return JSONResponse({"object": "list", "data": [{"id": engine.name, "object": "model", "created": created, "owned_by": "tinybook"}]})
+        model = {"id": engine.name, "object": "model", "created": created, "owned_by": "tinybook"}
+        return JSONResponse({"object": "list", "data": [model]})
     async def complete(request, chat:bool):
         try: body = json.loads(await request.body())
         except ValueError: raise APIError(400, "the request body is not valid JSON") from None
@@ -177,9 +214,12 @@ def make_app(engine:Engine, api_key:str|None=None):
         job.emit = lambda ev: loop.call_soon_threadsafe(events.put_nowait, ev)
         engine.jobs.put(job)
         kind = "chat.completion" if chat else "text_completion"
-        head = {"id": f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex[:24]}", "object": kind + ".chunk" * (chat and job.stream),
+        head = {"id": f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex[:24]}",
+                "object": kind + ".chunk" * (chat and job.stream),
                 "created": int(time.time()), "model": engine.name}
-        if job.stream: return StreamingResponse(_stream(job, events, head), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+        if job.stream:
+            return StreamingResponse(_stream(job, events, head), media_type="text/event-stream",
+                                     headers={"Cache-Control": "no-cache"})
         return JSONResponse(await _answer(job, events, head, request))
     for path, endpoint, method in (("/health", health, "GET"), ("/v1/models", models, "GET"),
                                    ("/v1/chat/completions", functools.partial(complete, chat=True), "POST"),
@@ -194,7 +234,8 @@ def _serve_args(c) -> None:
     c.add_argument("--api-key", default=None, help="the Bearer token every /v1/ request must carry")
 def _serve(a) -> None:
     try: import uvicorn
-    except ImportError: raise SystemExit("tinybook llm serve needs FastAPI and uvicorn: pip install 'tinybook[llm]'") from None
+    except ImportError:
+        raise SystemExit("tinybook llm serve needs FastAPI and uvicorn: pip install 'tinybook[llm]'") from None
     tok, model = load_model(a)
     print(f"tinybook: serving {a.model} at http://{a.host}:{a.port}/v1", flush=True)
     uvicorn.run(make_app(Engine(tok, model, a.model), a.api_key), host=a.host, port=a.port, log_level="warning")

@@ -8,7 +8,8 @@ import heapq, base64, math
 from ..tensor import patch_to
 from .gguf import gguf_read
 try: import regex  # \p{L} and friends, which `re` lacks
-except ImportError: raise ImportError("tinybook.llm.tokenizer needs the regex module: pip install 'tinybook[llm]'") from None
+except ImportError:
+    raise ImportError("tinybook.llm.tokenizer needs the regex module: pip install 'tinybook[llm]'") from None
 
 # %% auto #0
 __all__ = ['GPT2', 'LLAMA3', 'QWEN2', 'LLAMA3_PRE', 'CJK', 'PRE', 'BYTE_CHARS', 'CHAR_BYTES', 'CHAT_FALLBACK', 'pre_split',
@@ -16,29 +17,34 @@ __all__ = ['GPT2', 'LLAMA3', 'QWEN2', 'LLAMA3_PRE', 'CJK', 'PRE', 'BYTE_CHARS', 
 
 # %% ../../nbs/09a_tokenizer.ipynb #b0681b54
 GPT2 = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
-LLAMA3 = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+          r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 QWEN2 = LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}")
-LLAMA3_PRE = ("llama-bpe", "llama3", "llama-v3", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2")  # whole-word tokens skip the merges; BOS
+# whole-word tokens skip the merges; BOS
+LLAMA3_PRE = ("llama-bpe", "llama3", "llama-v3", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2")
 CJK = "[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+"
 PRE = {  # tokenizer.ggml.pre -> its patterns, applied in turn
        **dict.fromkeys(("default", "gpt-2", "mpt", "olmo", "phi-2", "jais"), [GPT2]),
        **dict.fromkeys(("starcoder", "refact", "command-r", "smollm"), [r"\p{N}", GPT2]),
        **dict.fromkeys(LLAMA3_PRE + ("dbrx", "smaug-bpe"), [LLAMA3]),
        **dict.fromkeys(("qwen2", "deepseek-r1-qwen", "stablelm2"), [QWEN2]),
-       "qwen35": [QWEN2.replace(r"?\p{L}+", r"?[\p{L}\p{M}]+").replace(r" ?[^\s\p{L}\p{N}]+", r" ?[^\s\p{L}\p{M}\p{N}]+")],
+       "qwen35": [QWEN2.replace(r"?\p{L}+", r"?[\p{L}\p{M}]+")
+                       .replace(r" ?[^\s\p{L}\p{N}]+", r" ?[^\s\p{L}\p{M}\p{N}]+")],
        "falcon": [r"[\p{P}\$\+<=>\^~\|`]+", GPT2, r"[0-9][0-9][0-9]"],
        "deepseek-coder": [r"[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", CJK, r"\p{N}"],
-       "deepseek-llm": [r"[\r\n]", "\\s?[A-Za-z\u00b5\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u01ba\u01bc-\u01bf\u01c4-"
-                        "\u0293\u0295-\u02af\u0370-\u0373\u0376\u0377\u037b-\u037d\u037f\u0386\u0388-\u038a\u038c\u038e-\u03a1\u03a3-"
-                        "\u03f5\u03f7-\u0481\u048a-\u052f\u0531-\u0556\u10a0-\u10c5\u13a0-\u13f5\u13f8-\u13fd\u1c90-\u1cba\u1cbd-\u1cbf"
-                        "\u1d00-\u1d2b\u1d6b-\u1d77\u1d79-\u1d9a\u1e00-\u1f15\u1f18-\u1f1d\u1f20-\u1f45\u1f48-\u1f4d\u1f50-\u1f57\u1f59"
-                        "\u1f5b\u1f5d\u1f5f-\u1f7d\u1f80-\u1fb4\u1fb6-\u1fbc\u1fbe\u1fc2-\u1fc4\u1fc6-\u1fcc\u1fd0-\u1fd3\u1fd6-\u1fdb"
-                        "\u1fe0-\u1fec\u1ff2-\u1ff4\u1ff6-\u1ffc\u2102\u2107\u210a-\u2113\u2115\u2119-\u211d\u2124\u2126\u2128\u212a-"
-                        "\u212d\u212f-\u2134\u2139\u213c-\u213f\u2145-\u2149\u214e\u2183\u2184\u2c00-\u2c7b\u2c7e-\u2ce4\u2ceb-\u2cee"
-                        "\u2cf2\u2cf3\ua640-\ua66d\ua680-\ua69b\ua722-\ua76f\ua771-\ua787\ua78b-\ua78e\uab70-\uabbf\ufb00-\ufb06\ufb13-"
-                        "\ufb17\uff21-\uff3a\uff41-\uff5a\U00010400-\U0001044f\U000104b0-\U000104d3\U000104d8-\U000104fb\U00010c80-"
-                        "\U00010cb2\U00010cc0-\U00010cf2\U000118a0-\U000118df\U0001e900-\U0001e943]+",
-                        "\\s?[!-/:-~\uff01-\uff0f\uff1a-\uff5e\u2018-\u201f\u3000-\u3002]+", r"\s+$", CJK, r"\p{N}+"]}  # pre -> patterns
+       "deepseek-llm": [r"[\r\n]", "\\s?[A-Za-z\u00b5\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u01ba\u01bc-\u01bf\u01c4-\u0293"
+                        "\u0295-\u02af\u0370-\u0373\u0376\u0377\u037b-\u037d\u037f\u0386\u0388-\u038a\u038c\u038e-"
+                        "\u03a1\u03a3-\u03f5\u03f7-\u0481\u048a-\u052f\u0531-\u0556\u10a0-\u10c5\u13a0-\u13f5\u13f8-"
+                        "\u13fd\u1c90-\u1cba\u1cbd-\u1cbf\u1d00-\u1d2b\u1d6b-\u1d77\u1d79-\u1d9a\u1e00-\u1f15\u1f18-"
+                        "\u1f1d\u1f20-\u1f45\u1f48-\u1f4d\u1f50-\u1f57\u1f59\u1f5b\u1f5d\u1f5f-\u1f7d\u1f80-\u1fb4"
+                        "\u1fb6-\u1fbc\u1fbe\u1fc2-\u1fc4\u1fc6-\u1fcc\u1fd0-\u1fd3\u1fd6-\u1fdb\u1fe0-\u1fec\u1ff2-"
+                        "\u1ff4\u1ff6-\u1ffc\u2102\u2107\u210a-\u2113\u2115\u2119-\u211d\u2124\u2126\u2128\u212a-\u212d"
+                        "\u212f-\u2134\u2139\u213c-\u213f\u2145-\u2149\u214e\u2183\u2184\u2c00-\u2c7b\u2c7e-\u2ce4"
+                        "\u2ceb-\u2cee\u2cf2\u2cf3\ua640-\ua66d\ua680-\ua69b\ua722-\ua76f\ua771-\ua787\ua78b-\ua78e"
+                        "\uab70-\uabbf\ufb00-\ufb06\ufb13-\ufb17\uff21-\uff3a\uff41-\uff5a\U00010400-\U0001044f"
+                        "\U000104b0-\U000104d3\U000104d8-\U000104fb\U00010c80-\U00010cb2\U00010cc0-\U00010cf2\U000118a0"
+                        "-\U000118df\U0001e900-\U0001e943]+",
+                        "\\s?[!-/:-~\uff01-\uff0f\uff1a-\uff5e\u2018-\u201f\u3000-\u3002]+", r"\s+$", CJK, r"\p{N}+"]}
 def pre_split(text:str, pats:list[str]) -> list[str]:
     "`text` cut by each pattern of `pats` in turn: its matches, and the stretches between them, as pieces."
     pieces = [text]
@@ -59,19 +65,26 @@ CHAR_BYTES = {c: b for b, c in BYTE_CHARS.items()}
 
 # %% ../../nbs/09a_tokenizer.ipynb #70b972bd
 class Tokenizer:
-    "A GGUF file's tokenizer: `model` 'gpt2' (byte-level BPE over `merges`) or 'llama' (SentencePiece over `scores`), `pre` its splitting."
-    def __init__(self, tokens:list[str], types:list[int]|None=None, model:str="gpt2", merges:list[str]=(), scores:list[float]|None=None,
-                 pre:str="default", bos:int|None=None, eos:int|None=None, add_bos:bool=False, add_eos:bool=False, add_space_prefix:bool=True,
-                 unk:int|None=None):
-        if model not in ("gpt2", "llama"): raise ValueError(f"tokenizer model {model!r} is not supported: 'gpt2' (BPE) and 'llama' (SentencePiece)")
-        if model == "gpt2" and pre not in PRE: raise ValueError(f"tokenizer.ggml.pre {pre!r} is not supported: one of {', '.join(sorted(PRE))}")
-        if model == "llama" and scores is None: raise ValueError("a SentencePiece ('llama') tokenizer needs tokenizer.ggml.scores")
-        self.tokens, self.types, self.model, self.pre, self.scores = tokens, types or [1] * len(tokens), model, pre, scores
-        self.ids, self.ranks = {t: i for i, t in enumerate(tokens)}, {tuple(m.split(" ", 1)): i for i, m in enumerate(merges)}
-        self.bos, self.eos, self.add_bos, self.add_eos, self.space, self.unk = bos, eos, add_bos, add_eos, add_space_prefix, unk
+    "A GGUF file's tokenizer: `model` 'gpt2' (byte BPE, `merges`) or 'llama' (SentencePiece, `scores`); `pre`: split."
+    def __init__(self, tokens:list[str], types:list[int]|None=None, model:str="gpt2", merges:list[str]=(),
+                 scores:list[float]|None=None, pre:str="default", bos:int|None=None, eos:int|None=None,
+                 add_bos:bool=False, add_eos:bool=False, add_space_prefix:bool=True, unk:int|None=None):
+        if model not in ("gpt2", "llama"):
+            raise ValueError(f"tokenizer model {model!r} is not supported: 'gpt2' (BPE) and 'llama' (SentencePiece)")
+        if model == "gpt2" and pre not in PRE:
+            raise ValueError(f"tokenizer.ggml.pre {pre!r} is not supported: one of {', '.join(sorted(PRE))}")
+        if model == "llama" and scores is None:
+            raise ValueError("a SentencePiece ('llama') tokenizer needs tokenizer.ggml.scores")
+        self.tokens, self.types = tokens, types or [1] * len(tokens)
+        self.model, self.pre, self.scores = model, pre, scores
+        self.ids = {t: i for i, t in enumerate(tokens)}
+        self.ranks = {tuple(m.split(" ", 1)): i for i, m in enumerate(merges)}
+        self.bos, self.eos, self.add_bos, self.add_eos = bos, eos, add_bos, add_eos
+        self.space, self.unk = add_space_prefix, unk
         self.whole_words = model == "gpt2" and pre in LLAMA3_PRE
+        # parse_special -> the special tokens matched first, longest first
         self.special = {k: sorted((t for t, ty in zip(tokens, self.types) if ty in want), key=len, reverse=True)
-                        for k, want in ((False, (4,)), (True, (3, 4)))}  # parse_special -> the special tokens matched first, longest first
+                        for k, want in ((False, (4,)), (True, (3, 4)))}
     @classmethod
     def from_gguf(cls, path:str) -> Tokenizer:
         "The tokenizer in the metadata of the GGUF file at `path` (a clear error when a key it needs is missing)."
@@ -79,10 +92,10 @@ class Tokenizer:
         for key in ("model", "tokens"):
             if k + key not in m: raise ValueError(f"{path}: no {k + key} in its metadata: the file has no tokenizer")
         bos = m.get(k + "add_bos_token", m[k + "model"] == "llama" or m.get(k + "pre") in LLAMA3_PRE)
-        tok = cls(m[k + "tokens"], m.get(k + "token_type"), m[k + "model"], m.get(k + "merges", ()), m.get(k + "scores"),
-                   m.get(k + "pre", "default"),
-                   m.get(k + "bos_token_id"), m.get(k + "eos_token_id"), bos, m.get(k + "add_eos_token", False),
-                   m.get(k + "add_space_prefix", True), m.get(k + "unknown_token_id"))
+        tok = cls(m[k + "tokens"], m.get(k + "token_type"), m[k + "model"], m.get(k + "merges", ()),
+                  m.get(k + "scores"), m.get(k + "pre", "default"),
+                  m.get(k + "bos_token_id"), m.get(k + "eos_token_id"), bos, m.get(k + "add_eos_token", False),
+                  m.get(k + "add_space_prefix", True), m.get(k + "unknown_token_id"))
         tok.template, tok.arch = m.get("tokenizer.chat_template"), m.get("general.architecture")  # for `chat`, below
         return tok
 
@@ -95,37 +108,45 @@ def _bpe(self, word:str) -> list[int]:
         r, i = min((self.ranks.get(p, never), i) for i, p in enumerate(zip(s, s[1:])))
         if r == never: break
         s[i:i + 2] = [s[i] + s[i + 1]]
-    return [self.ids[x] if x in self.ids else self.ids.get(c, self.unk) for x in s for c in ([x] if x in self.ids else x)]
+    return [self.ids[x] if x in self.ids else self.ids.get(c, self.unk)
+            for x in s for c in ([x] if x in self.ids else x)]
 
 # %% ../../nbs/09a_tokenizer.ipynb #a6533a85
 @patch_to(Tokenizer)
 def _spm(self, text:str) -> list[int]:
-    sym = list(text.replace(" ", "\u2581")); nxt, prev, heap = list(range(1, len(sym))) + [-1], list(range(-1, len(sym) - 1)), []
+    sym = list(text.replace(" ", "\u2581"))
+    nxt, prev, heap = list(range(1, len(sym))) + [-1], list(range(-1, len(sym) - 1)), []
     def pair(l:int, r:int):  # the pair (l, r) as a candidate: highest score first, then leftmost
-        if l >= 0 and r >= 0 and (t := sym[l] + sym[r]) in self.ids: heapq.heappush(heap, (-self.scores[self.ids[t]], l, t))
+        if l >= 0 and r >= 0 and (t := sym[l] + sym[r]) in self.ids:
+            heapq.heappush(heap, (-self.scores[self.ids[t]], l, t))
     for i in range(len(sym) - 1): pair(i, i + 1)
     while heap:
         _, l, t = heapq.heappop(heap)
-        if not sym[l] or (r := nxt[l]) < 0 or sym[l] + sym[r] != t: continue  # a stale candidate: one side merged already
+        # a stale candidate: one side merged already
+        if not sym[l] or (r := nxt[l]) < 0 or sym[l] + sym[r] != t: continue
         sym[l], sym[r], nxt[l] = t, "", nxt[r]
         if nxt[r] >= 0: prev[nxt[r]] = l
         pair(prev[l], l); pair(l, nxt[l])
-    return [i for s in sym if s for i in ([self.ids[s]] if s in self.ids else [self.ids.get(f"<0x{b:02X}>", self.unk) for b in s.encode()])]
+    byte = lambda b: self.ids.get(f"<0x{b:02X}>", self.unk)  # a piece not in the vocabulary: its bytes' tokens
+    return [i for s in sym if s for i in ([self.ids[s]] if s in self.ids else [byte(b) for b in s.encode()])]
 
 # %% ../../nbs/09a_tokenizer.ipynb #bf87be9b
 @patch_to(Tokenizer)
 def encode(self, text:str, add_special:bool=True, parse_special:bool=False) -> list[int]:
-    "Token ids of `text`: BOS/EOS as the file says if `add_special`; control tokens written in the text are tokens if `parse_special`."
+    "Token ids of `text`: BOS/EOS as the file says if `add_special`; control tokens in it parsed if `parse_special`."
     parts = [(text, False)]
     for sp in self.special[parse_special]:
         parts = [q for p, done in parts for q in ([(p, True)] if done else
-                 [x for i, piece in enumerate(p.split(sp)) for x in [(sp, True)] * (i > 0) + [(piece, False)] * (piece != "")])]
+                 [x for i, piece in enumerate(p.split(sp))
+                  for x in [(sp, True)] * (i > 0) + [(piece, False)] * (piece != "")])]
     ids = [self.bos] if add_special and self.add_bos and self.bos is not None else []
     for k, (p, done) in enumerate(parts):
         if done: ids.append(self.ids[p])
         elif not p: continue
         elif self.model == "llama": ids += self._spm(" " * (self.space and k == 0) + p)
-        else: ids += [t for w in pre_split(p, PRE[self.pre]) for t in self._bpe("".join(BYTE_CHARS[b] for b in w.encode()))]
+        else:
+            ids += [t for w in pre_split(p, PRE[self.pre])
+                    for t in self._bpe("".join(BYTE_CHARS[b] for b in w.encode()))]
     return ids + ([self.eos] if add_special and self.add_eos and self.eos is not None else [])
 
 # %% ../../nbs/09a_tokenizer.ipynb #65e74ea6
@@ -135,7 +156,8 @@ def token_bytes(self, i:int, special:bool=False) -> bytes:
     t, ty = self.tokens[i], self.types[i]
     if ty == 3 and not special: return b""
     if ty == 6 and self.model == "llama": return bytes([int(t[3:5], 16)])
-    if self.model == "llama" or ty in (3, 4): return t.replace("\u2581", " ").encode() if self.model == "llama" else t.encode()
+    if self.model == "llama" or ty in (3, 4):
+        return t.replace("\u2581", " ").encode() if self.model == "llama" else t.encode()
     return bytes(CHAR_BYTES[c] if c in CHAR_BYTES else ord(c) for c in t)
 @patch_to(Tokenizer)
 def decode(self, ids:list[int], special:bool=False) -> str:
@@ -145,14 +167,16 @@ def decode(self, ids:list[int], special:bool=False) -> str:
 
 # %% ../../nbs/09a_tokenizer.ipynb #52d4e3ab
 class Detokenizer:
-    "Text of a growing token stream: `add(id)` returns what is complete (a character split across tokens waits for its last byte)."
+    "Text of a growing token stream: `add(id)` returns what is complete (a character split over tokens waits)."
     def __init__(self, tok:Tokenizer): self.tok, self.buf, self.first = tok, b"", True
     def add(self, i:int) -> str:
         b = self.tok.token_bytes(i)
-        b, self.first = b[1:] if self.first and self.tok.model == "llama" and self.tok.space and b[:1] == b" " else b, self.first and not b
+        strip = self.first and self.tok.model == "llama" and self.tok.space and b[:1] == b" "
+        b, self.first = b[1:] if strip else b, self.first and not b
         self.buf, n = self.buf + b, len(self.buf) + len(b)
         for k in range(max(0, n - 3), n):  # a lead byte too close to the end: its character is not complete yet
-            if self.buf[k] >= 0xC0 and n - k < (2 if self.buf[k] < 0xE0 else 3 if self.buf[k] < 0xF0 else 4): n = k; break
+            if self.buf[k] >= 0xC0 and n - k < (2 if self.buf[k] < 0xE0 else 3 if self.buf[k] < 0xF0 else 4):
+                n = k; break
         out, self.buf = self.buf[:n].decode("utf-8", "replace"), self.buf[n:]
         return out
 
@@ -160,12 +184,15 @@ class Detokenizer:
 @patch_to(Tokenizer)
 @classmethod
 def from_tiktoken(cls, path:str, special:dict[str, int], pre:str, **kw) -> Tokenizer:
-    "The byte-level BPE tokenizer of tiktoken file `path` (a base64 token and its rank per line), with the `special` tokens' ids; `kw`: BOS..."
-    with open(path, "rb") as f: ranks = {base64.b64decode(t): int(r) for t, r in (ln.split() for ln in f.read().splitlines() if ln)}
+    "The byte-level BPE tokenizer of tiktoken file `path` (base64 token, rank a line), `special` token ids, `kw`: BOS"
+    with open(path, "rb") as f:
+        ranks = {base64.b64decode(t): int(r) for t, r in (ln.split() for ln in f.read().splitlines() if ln)}
     if sorted([*ranks.values(), *special.values()]) != list(range(n := len(ranks) + len(special))):
-        raise ValueError(f"{path}: the ranks and special token ids must number the tokens 0..{n - 1} without gaps or repeats")
+        raise ValueError(f"{path}: the ranks and special token ids must number the tokens 0..{n - 1} "
+                         f"without gaps or repeats")
     chars, merges = lambda b: "".join(BYTE_CHARS[x] for x in b), []
-    for b in sorted(ranks, key=ranks.get):  # merges in the order of the tokens they make: BPE by merge rank is tiktoken's by token rank
+    # merges in the order of the tokens they make: BPE by merge rank is tiktoken's by token rank
+    for b in sorted(ranks, key=ranks.get):
         parts = [bytes([x]) for x in b]
         while len(parts) > 2:
             i = min((ranks.get(p + q, math.inf), i) for i, (p, q) in enumerate(zip(parts, parts[1:])))[1]
@@ -176,23 +203,27 @@ def from_tiktoken(cls, path:str, special:dict[str, int], pre:str, **kw) -> Token
 
 # %% ../../nbs/09a_tokenizer.ipynb #a686b98e
 CHAT_FALLBACK = {  # general.architecture -> the family's template, for files without tokenizer.chat_template
-    "llama": "{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m['role'] }}<|end_header_id|>\n\n{{ m['content'] }}<|eot_id|>{% endfor %}"
+    "llama": "{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m['role'] }}<|end_header_id|>\n\n"
+             "{{ m['content'] }}<|eot_id|>{% endfor %}"
              "{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}",
     "qwen3": "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
              "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
     "gemma3": "{{ bos_token }}{% for m in messages %}{% if m['role'] != 'system' %}"
               "<start_of_turn>{{ 'model' if m['role'] == 'assistant' else m['role'] }}"
-              "\n{% if loop.index0 == 1 and messages[0]['role'] == 'system' %}{{ messages[0]['content'] }}\n\n{% endif %}{{ m['content'] }}"
+              "\n{% if loop.index0 == 1 and messages[0]['role'] == 'system' %}{{ messages[0]['content'] }}\n\n"
+              "{% endif %}{{ m['content'] }}"
               "<end_of_turn>\n{% endif %}{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"}
 @patch_to(Tokenizer)
 def chat(self, messages:list[dict], add_generation_prompt:bool=True) -> list[int]:
-    "Token ids of `messages` ([{'role', 'content'}, ...]) laid out by the file's chat template (or its family's), ready to generate from."
+    "Token ids of `messages` ([{'role', 'content'}, ...]) laid out by the file's chat template (or its family's)."
     if not (tpl := getattr(self, "template", None) or CHAT_FALLBACK.get(getattr(self, "arch", None))):
-        raise ValueError("this tokenizer has no chat template (tokenizer.chat_template) and its architecture no fallback")
+        raise ValueError("this tokenizer has no chat template (tokenizer.chat_template) and its "
+                         "architecture no fallback")
     from jinja2.sandbox import ImmutableSandboxedEnvironment
     def fail(msg): raise ValueError(f"chat template: {msg}")
     tok = lambda i: self.tokens[i] if i is not None else ""
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-    text = env.from_string(tpl).render(messages=messages, add_generation_prompt=add_generation_prompt, bos_token=tok(self.bos),
-                                       eos_token=tok(self.eos), raise_exception=fail)
-    return self.encode(text, add_special=not (self.bos is not None and text.startswith(tok(self.bos))), parse_special=True)
+    text = env.from_string(tpl).render(messages=messages, add_generation_prompt=add_generation_prompt,
+                                       bos_token=tok(self.bos), eos_token=tok(self.eos), raise_exception=fail)
+    return self.encode(text, add_special=not (self.bos is not None and text.startswith(tok(self.bos))),
+                       parse_special=True)

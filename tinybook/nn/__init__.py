@@ -18,8 +18,10 @@ def assign(self, x) -> Tensor:
     "Give this tensor the value `x` (same shape, dtype, device; a Python number is broadcast)."
     x = x if isinstance(x, Tensor) else Tensor.full(self.shape, x, self.dtype, self.device)
     if (x.shape, x.dtype, x.device) != (self.shape, self.dtype, self.device):
-        raise ValueError(f"assign: value is {x.shape} {x.dtype} on {x.device}, the tensor is {self.shape} {self.dtype} on {self.device}")
-    if not any(w(self, None, x) for w in writers.values()): self.uop = x.uop  # a view of part of a buffer: 03 writes it in place
+        raise ValueError(f"assign: value is {x.shape} {x.dtype} on {x.device}, "
+                         f"the tensor is {self.shape} {self.dtype} on {self.device}")
+    # a view of part of a buffer: 03's writer writes it in place
+    if not any(w(self, None, x) for w in writers.values()): self.uop = x.uop
     return self
 @patch_to(Tensor)
 def linear(self, weight:Tensor, bias:Tensor|None=None) -> Tensor:
@@ -29,34 +31,45 @@ def linear(self, weight:Tensor, bias:Tensor|None=None) -> Tensor:
 
 # %% ../../nbs/02a_nn.ipynb #ce8d84ab
 def _filled(v, *shape) -> Tensor: return Tensor.full(shape, v).realize()  # a buffer of its own for every weight
-def _uniform(*shape, fan_in:int) -> Tensor: return Tensor.uniform(*shape, low=-1 / math.sqrt(fan_in), high=1 / math.sqrt(fan_in))
+def _uniform(*shape, fan_in:int) -> Tensor:
+    return Tensor.uniform(*shape, low=-1 / math.sqrt(fan_in), high=1 / math.sqrt(fan_in))
 class Linear:
     "y = x Wᵀ + b, with W of shape (out_features, in_features) as in torch."
     def __init__(self, in_features:int, out_features:int, bias=True):
         self.weight = _uniform(out_features, in_features, fan_in=in_features)
         self.bias = _uniform(out_features, fan_in=in_features) if bias else None
     def __call__(self, x:Tensor) -> Tensor: return x.linear(self.weight.T, self.bias)
+
+# %% ../../nbs/02a_nn.ipynb #feb979ec
 def _pair(x, n=2) -> tuple: return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
 class Conv2d:
     "2-d convolution; weight (out_channels, in_channels/groups, *kernel_size)."
-    def __init__(self, in_channels:int, out_channels:int, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True):
-        self.kernel_size, self.stride, self.padding, self.dilation, self.groups = _pair(kernel_size), stride, padding, dilation, groups
+    def __init__(self, in_channels:int, out_channels:int, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True):
+        self.kernel_size, self.stride, self.padding = _pair(kernel_size), stride, padding
+        self.dilation, self.groups = dilation, groups
         fan_in = in_channels // groups * math.prod(self.kernel_size)
         self.weight = _uniform(out_channels, in_channels // groups, *self.kernel_size, fan_in=fan_in)
         self.bias = _uniform(out_channels, fan_in=fan_in) if bias else None
-    def __call__(self, x:Tensor) -> Tensor: return x.conv2d(self.weight, self.bias, self.groups, self.stride, self.dilation, self.padding)
+    def __call__(self, x:Tensor) -> Tensor:
+        return x.conv2d(self.weight, self.bias, self.groups, self.stride, self.dilation, self.padding)
 class ConvTranspose2d(Conv2d):
     "2-d transposed convolution; weight (in_channels, out_channels/groups, *kernel_size)."
-    def __init__(self, in_channels:int, out_channels:int, kernel_size, stride=1, padding=0, output_padding=0, dilation=1, groups=1, bias=True):
+    def __init__(self, in_channels:int, out_channels:int, kernel_size, stride=1, padding=0, output_padding=0,
+                 dilation=1, groups=1, bias=True):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias)
         self.output_padding, fan_in = output_padding, out_channels // groups * math.prod(self.kernel_size)
         self.weight = _uniform(in_channels, out_channels // groups, *self.kernel_size, fan_in=fan_in)
         self.bias = _uniform(out_channels, fan_in=fan_in) if bias else None
     def __call__(self, x:Tensor) -> Tensor:
-        return x.conv_transpose2d(self.weight, self.bias, self.groups, self.stride, self.dilation, self.padding, self.output_padding)
+        return x.conv_transpose2d(self.weight, self.bias, self.groups, self.stride, self.dilation, self.padding,
+                                  self.output_padding)
+
+# %% ../../nbs/02a_nn.ipynb #b53d2327
 class Embedding:
     "A lookup table: row i of `weight` for token i."
-    def __init__(self, vocab_size:int, embed_size:int): self.vocab_size, self.weight = vocab_size, Tensor.randn(vocab_size, embed_size)
+    def __init__(self, vocab_size:int, embed_size:int):
+        self.vocab_size, self.weight = vocab_size, Tensor.randn(vocab_size, embed_size)
     def __call__(self, idx:Tensor) -> Tensor:
         if not dtypes.is_int(idx.dtype): raise TypeError(f"Embedding: indices must be integers, got {idx.dtype}")
         return self.weight[idx]
@@ -68,8 +81,10 @@ class BatchNorm:
         self.eps, self.track_running_stats, self.momentum = eps, track_running_stats, momentum
         self.weight, self.bias = (_filled(1.0, sz), _filled(0.0, sz)) if affine else (None, None)
         if track_running_stats:
-            self.running_mean, self.running_var = _filled(0.0, sz).requires_grad_(False), _filled(1.0, sz).requires_grad_(False)
-            count_dtype = dtypes.int64 if is_dtype_supported(dtypes.int64) else dtypes.int32  # as tinygrad: WebGPU has no int64
+            self.running_mean = _filled(0.0, sz).requires_grad_(False)
+            self.running_var = _filled(1.0, sz).requires_grad_(False)
+            # as tinygrad: WebGPU has no int64
+            count_dtype = dtypes.int64 if is_dtype_supported(dtypes.int64) else dtypes.int32
             self.num_batches_tracked = Tensor.full((), 0, count_dtype).realize().requires_grad_(False)
     def __call__(self, x:Tensor) -> Tensor:
         shape, axes = (1, -1) + (1,) * (x.ndim - 2), tuple(i for i in range(x.ndim) if i != 1)
@@ -83,17 +98,21 @@ class BatchNorm:
         else: mean, var = self.running_mean, self.running_var
         return x.batchnorm(self.weight, self.bias, mean, (var + self.eps).rsqrt())
 BatchNorm1d = BatchNorm2d = BatchNorm
+
+# %% ../../nbs/02a_nn.ipynb #22b1431c
 class LayerNorm:
     "Normalize over the last len(`normalized_shape`) axes, then scale and shift."
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True):
         self.normalized_shape, self.eps = _pair(normalized_shape, 1), eps
-        self.weight, self.bias = (_filled(1.0, *self.normalized_shape), _filled(0.0, *self.normalized_shape)) if elementwise_affine else (None, None)
+        ns, affine = self.normalized_shape, elementwise_affine
+        self.weight, self.bias = (_filled(1.0, *ns), _filled(0.0, *ns)) if affine else (None, None)
     def __call__(self, x:Tensor) -> Tensor:
         x = x.layernorm(tuple(range(-len(self.normalized_shape), 0)), self.eps)
         return x if self.weight is None else x * self.weight + self.bias
 class RMSNorm:
     "x / sqrt(mean(x²) + eps) over the last axis, times a weight."
-    def __init__(self, dim:int, eps=1e-6, elementwise_affine=True): self.eps, self.weight = eps, _filled(1.0, dim) if elementwise_affine else None
+    def __init__(self, dim:int, eps=1e-6, elementwise_affine=True):
+        self.eps, self.weight = eps, _filled(1.0, dim) if elementwise_affine else None
     def __call__(self, x:Tensor) -> Tensor:
         x = x.rms_norm(-1, self.eps)
         return x if self.weight is None else x * self.weight
@@ -104,4 +123,6 @@ class GroupNorm:
         self.weight, self.bias = (_filled(1.0, num_channels), _filled(0.0, num_channels)) if affine else (None, None)
     def __call__(self, x:Tensor) -> Tensor:
         x = x.reshape(x.shape[0], self.num_groups, -1).layernorm(eps=self.eps).reshape(x.shape)
-        return x if self.weight is None else x * self.weight.reshape(1, -1, *[1] * (x.ndim - 2)) + self.bias.reshape(1, -1, *[1] * (x.ndim - 2))
+        if self.weight is None: return x
+        per_channel = (1, -1) + (1,) * (x.ndim - 2)  # (1, C, 1, ...)
+        return x * self.weight.reshape(per_channel) + self.bias.reshape(per_channel)

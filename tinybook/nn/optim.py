@@ -15,7 +15,8 @@ class Optimizer:
     "Base class: holds the parameters and buffers, realizes a step."
     def __init__(self, params:list[Tensor], lr:float):
         if (bad := next((i for i, p in enumerate(params) if not isinstance(p, Tensor)), None)) is not None:
-            raise TypeError(f"optimizer: params[{bad}] is a {type(params[bad]).__name__}, expected a Tensor (get_parameters(model) gives them)")
+            raise TypeError(f"optimizer: params[{bad}] is a {type(params[bad]).__name__}, "
+                            "expected a Tensor (get_parameters(model) gives them)")
         for p in params:
             if p.requires_grad is None and dtypes.is_float(p.dtype): p.requires_grad = True
         self.params = list({id(p): p for p in params if p.requires_grad}.values())
@@ -23,7 +24,7 @@ class Optimizer:
         if not self.params: raise ValueError("optimizer: none of the given tensors requires gradients")
         self._lr = Tensor([float(lr)], device=self.params[0].device).contiguous().realize()
     @property
-    def lr(self) -> Tensor: return self._lr  # a tensor (tinygrad's), so a schedule's new value reaches TinyJit's replays
+    def lr(self) -> Tensor: return self._lr  # a tensor (tinygrad's): a schedule's new value reaches TinyJit's replays
     @lr.setter
     def lr(self, v): self._lr.assign(v).realize()  # `opt.lr = 0.01` and `opt.lr.assign(...)` both change that tensor
     def _lr_for(self, p:Tensor) -> Tensor: return self._lr.reshape(()).cast(p.dtype)
@@ -33,13 +34,15 @@ class Optimizer:
         "Assign the updated values (not computed yet) and return every tensor the step changes."
         return self._step([i for i, p in enumerate(self.params) if p.grad is not None]) + self.params + self.buffers
     def step(self): Tensor.realize(*self.schedule_step())
-    def _state(self) -> list[Tensor]: return [Tensor.zeros(*p.shape, dtype=p.dtype, device=p.device).realize() for p in self.params]
+    def _state(self) -> list[Tensor]:
+        return [Tensor.zeros(*p.shape, dtype=p.dtype, device=p.device).realize() for p in self.params]
 
 # %% ../../nbs/02c_optim.ipynb #dc23db50
 class SGD(Optimizer):
     def __init__(self, params:list[Tensor], lr=0.001, momentum=0.0, weight_decay=0.0, nesterov=False):
         super().__init__(params, lr)
-        self.momentum, self.wd, self.nesterov, self.b = momentum, weight_decay, nesterov, self._state() if momentum else []
+        self.momentum, self.wd, self.nesterov = momentum, weight_decay, nesterov
+        self.b = self._state() if momentum else []
     def _step(self, idxs:list[int]) -> list[Tensor]:
         for i in idxs:
             p = self.params[i]; g = p.grad + self.wd * p if self.wd else p.grad
@@ -72,4 +75,5 @@ class LAMB(Optimizer):
         return self.m + self.v + [self.b1_t, self.b2_t]
 def AdamW(params:list[Tensor], lr=0.001, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.01) -> LAMB:
     return LAMB(params, lr, b1, b2, eps, weight_decay, adam=True)
-def Adam(params:list[Tensor], lr=0.001, b1=0.9, b2=0.999, eps=1e-8) -> LAMB: return LAMB(params, lr, b1, b2, eps, 0.0, adam=True)
+def Adam(params:list[Tensor], lr=0.001, b1=0.9, b2=0.999, eps=1e-8) -> LAMB:
+    return LAMB(params, lr, b1, b2, eps, 0.0, adam=True)

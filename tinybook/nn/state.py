@@ -22,31 +22,41 @@ def get_state_dict(obj, prefix:str="") -> dict[str, Tensor]:
     else: return {}
     return {k: v for name, x in items for k, v in get_state_dict(x, f"{prefix}{name}.").items()}
 def get_parameters(obj) -> list[Tensor]: return list(get_state_dict(obj).values())
+
+# %% ../../nbs/02b_state.ipynb #9cc4940c
 def load_state_dict(model, state_dict:dict[str, Tensor], strict=True) -> None:
     "Assign `state_dict`'s tensors to `model`'s, by name; everything is checked before anything changes."
     ours = get_state_dict(model)
     missing, unexpected = [k for k in ours if k not in state_dict], [k for k in state_dict if k not in ours]
-    if strict and (missing or unexpected): raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
+    if strict and (missing or unexpected):
+        raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
     kind = lambda d: "bool" if d is dtypes.bool else "float" if dtypes.is_float(d) else "int"
     for k, v in state_dict.items():
         if k not in ours: continue
-        if not isinstance(v, Tensor): raise TypeError(f"load_state_dict: '{k}' is a {type(v).__name__}, expected a Tensor (Tensor(x) makes one)")
-        if v.shape != ours[k].shape: raise ValueError(f"load_state_dict: '{k}' has shape {v.shape} in the state dict, {ours[k].shape} in the model")
-        if kind(v.dtype) != kind(ours[k].dtype):  # float16 into float32 is a cast; a bool or int into a float is a mistake
-            raise TypeError(f"load_state_dict: '{k}' is {v.dtype} in the state dict, {ours[k].dtype} in the model; cast it first if that is meant")
+        if not isinstance(v, Tensor):
+            raise TypeError(f"load_state_dict: '{k}' is a {type(v).__name__}, expected a Tensor (Tensor(x) makes one)")
+        if v.shape != ours[k].shape:
+            raise ValueError(f"load_state_dict: '{k}' has shape {v.shape} in the state dict, "
+                             f"{ours[k].shape} in the model")
+        if kind(v.dtype) != kind(ours[k].dtype):  # float16 into float32 is a cast; bool or int into float is a mistake
+            raise TypeError(f"load_state_dict: '{k}' is {v.dtype} in the state dict, {ours[k].dtype} in the model; "
+                            "cast it first if that is meant")
     for k, v in state_dict.items():
         if k in ours: ours[k].assign(v.to(ours[k].device).cast(ours[k].dtype)).realize()
 
 # %% ../../nbs/02b_state.ipynb #f7e883a1
-safe_dtypes = {"BOOL": dtypes.bool, "U8": dtypes.uint8, "I8": dtypes.int8, "U16": dtypes.uint16, "I16": dtypes.int16, "U32": dtypes.uint32,
-               "I32": dtypes.int32, "U64": dtypes.uint64, "I64": dtypes.int64, "F16": dtypes.float16, "BF16": dtypes.bfloat16,
-               "F32": dtypes.float32, "F64": dtypes.float64}
+safe_dtypes = {"BOOL": dtypes.bool, "U8": dtypes.uint8, "I8": dtypes.int8, "U16": dtypes.uint16, "I16": dtypes.int16,
+               "U32": dtypes.uint32, "I32": dtypes.int32, "U64": dtypes.uint64, "I64": dtypes.int64,
+               "F16": dtypes.float16, "BF16": dtypes.bfloat16, "F32": dtypes.float32, "F64": dtypes.float64}
 def _to_bytes(t:Tensor) -> bytes:
     a = t.numpy()
-    return (f32_to_bf16(a) if t.dtype is dtypes.bfloat16 else a.astype(np.dtype(t.dtype.np).newbyteorder("<"))).tobytes()
+    if t.dtype is dtypes.bfloat16: return f32_to_bf16(a).tobytes()
+    return a.astype(np.dtype(t.dtype.np).newbyteorder("<")).tobytes()
+
+# %% ../../nbs/02b_state.ipynb #92f60151
 @contextlib.contextmanager
 def replacing(fn:str|os.PathLike):
-    "A new file to write that is renamed to `fn` when the block ends without an error, else removed: `fn` is never half written."
+    "A new file to write, renamed to `fn` if the block ends without an error, else removed: `fn` is never half written."
     tmp = f"{fn}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as f: yield f
@@ -54,13 +64,17 @@ def replacing(fn:str|os.PathLike):
     except BaseException:
         if os.path.exists(tmp): os.unlink(tmp)
         raise
+
+# %% ../../nbs/02b_state.ipynb #b4a3a8c6
 def safe_save(tensors:dict[str, Tensor], fn:str, metadata:dict[str, str]|None=None) -> None:
-    "Write `tensors` (and string `metadata`) to the safetensors file `fn`, through a new file renamed over it: `fn` is never half written."
+    "Write `tensors` (and string `metadata`) to the safetensors file `fn` by `replacing` it: it is never half written."
     if bad := next((k for k, t in tensors.items() if not isinstance(t, Tensor)), None):
-        raise TypeError(f"safe_save: tensors[{bad!r}] is a {type(tensors[bad]).__name__}, expected a Tensor (Tensor(x) makes one)")
+        raise TypeError(f"safe_save: tensors[{bad!r}] is a {type(tensors[bad]).__name__}, "
+                        "expected a Tensor (Tensor(x) makes one)")
     names, off, header = {v: k for k, v in safe_dtypes.items()}, 0, {"__metadata__": metadata} if metadata else {}
     for k, t in tensors.items():
-        header[k] = {"dtype": names[t.dtype], "shape": list(t.shape), "data_offsets": [off, off + t.numel() * t.dtype.itemsize]}
+        end = off + t.numel() * t.dtype.itemsize
+        header[k] = {"dtype": names[t.dtype], "shape": list(t.shape), "data_offsets": [off, end]}
         off = header[k]["data_offsets"][1]
     h = json.dumps(header, separators=(",", ":")).encode()
     with replacing(fn) as f:  # tensors loaded from `fn` still read it: it is replaced only once they are all written
@@ -80,7 +94,8 @@ def _safe_header(f, size:int, fn:str) -> tuple[dict, int]:
     spans = []
     for k, v in header.items():
         if k == "__metadata__": continue
-        ok = isinstance(v, dict) and v.get("dtype") in safe_dtypes and isinstance(v.get("shape"), list) and isinstance(v.get("data_offsets"), list)
+        ok = (isinstance(v, dict) and v.get("dtype") in safe_dtypes and isinstance(v.get("shape"), list)
+              and isinstance(v.get("data_offsets"), list))
         if not (ok and all(isinstance(s, int) and s >= 0 for s in v["shape"]) and len(v["data_offsets"]) == 2
                 and all(isinstance(o, int) for o in v["data_offsets"])):
             raise bad(f"entry '{k}' needs a known dtype, a shape of non-negative ints and two data_offsets, got {v}")
@@ -89,33 +104,41 @@ def _safe_header(f, size:int, fn:str) -> tuple[dict, int]:
         spans.append((b, e, k))
     pos = 0
     for b, e, k in sorted(spans):
-        if b != pos: raise bad(f"'{k}' starts at byte {b}, expected {pos}: tensors must tile the data without gaps or overlaps")
+        if b != pos:
+            raise bad(f"'{k}' starts at byte {b}, expected {pos}: tensors must tile the data without gaps or overlaps")
         pos = e
     if pos != size - 8 - n: raise bad(f"the tensors cover {pos} bytes, the data has {size - 8 - n}")
     return header, 8 + n
+
+# %% ../../nbs/02b_state.ipynb #8324ac88
 def safe_load(fn:str) -> dict[str, Tensor]:
     "The tensors of the safetensors file `fn` (header checked first), as lazy views of the file mapped on DISK (05)."
     with open(fn, "rb") as f: header, start = _safe_header(f, size := os.path.getsize(fn), fn)
     disk = Tensor.empty(size, dtype=dtypes.uint8, device=f"disk:{fn}")
-    return {k: disk[start + v["data_offsets"][0]:start + v["data_offsets"][1]].bitcast(safe_dtypes[v["dtype"]]).reshape(tuple(v["shape"]))
-            for k, v in header.items() if k != "__metadata__"}
+    def view(v): return disk[start + v["data_offsets"][0]:start + v["data_offsets"][1]].bitcast(safe_dtypes[v["dtype"]])
+    return {k: view(v).reshape(tuple(v["shape"])) for k, v in header.items() if k != "__metadata__"}
 
 # %% ../../nbs/02b_state.ipynb #3993affa
-_storage_dtypes = {"FloatStorage": dtypes.float32, "DoubleStorage": dtypes.float64, "HalfStorage": dtypes.float16, "BFloat16Storage": dtypes.bfloat16,
-                   "LongStorage": dtypes.int64, "IntStorage": dtypes.int32, "ShortStorage": dtypes.int16, "CharStorage": dtypes.int8,
-                   "ByteStorage": dtypes.uint8, "BoolStorage": dtypes.bool}
+_storage_dtypes = {"FloatStorage": dtypes.float32, "DoubleStorage": dtypes.float64, "HalfStorage": dtypes.float16,
+                   "BFloat16Storage": dtypes.bfloat16, "LongStorage": dtypes.int64, "IntStorage": dtypes.int32,
+                   "ShortStorage": dtypes.int16, "CharStorage": dtypes.int8, "ByteStorage": dtypes.uint8,
+                   "BoolStorage": dtypes.bool}
 def _rebuild_tensor(storage, offset:int, size:tuple, stride:tuple, *args) -> Tensor:
     a, dtype = storage
-    view = np.lib.stride_tricks.as_strided(a[offset:], size, [s * a.itemsize for s in stride]) if math.prod(size) else np.zeros(size, a.dtype)
+    if not math.prod(size): view = np.zeros(size, a.dtype)
+    else: view = np.lib.stride_tricks.as_strided(a[offset:], size, [s * a.itemsize for s in stride])
     return Tensor(bf16_to_f32(view) if dtype is dtypes.bfloat16 else np.array(view), dtype=dtype)
+
+# %% ../../nbs/02b_state.ipynb #f75a8a58
 class _TorchUnpickler(pickle.Unpickler):
     def __init__(self, f, zf:zipfile.ZipFile, prefix:str): super().__init__(f); self.zf, self.prefix = zf, prefix
     def find_class(self, module:str, name:str):
         if module == "torch" and name in _storage_dtypes: return _storage_dtypes[name]
-        allowed = {("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor, ("torch._utils", "_rebuild_parameter"): lambda t, *a: t,
-                   ("collections", "OrderedDict"): OrderedDict}
+        allowed = {("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
+                   ("torch._utils", "_rebuild_parameter"): lambda t, *a: t, ("collections", "OrderedDict"): OrderedDict}
         if (module, name) not in allowed:
-            raise pickle.UnpicklingError(f"torch_load: refusing to load '{module}.{name}': only tensors and containers are allowed")
+            raise pickle.UnpicklingError(f"torch_load: refusing to load '{module}.{name}': "
+                                         "only tensors and containers are allowed")
         return allowed[(module, name)]
     def persistent_load(self, pid):
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage" and isinstance(pid[1], DType)):
@@ -123,12 +146,17 @@ class _TorchUnpickler(pickle.Unpickler):
         dtype = pid[1]
         raw = self.zf.read(f"{self.prefix}/data/{pid[2]}")
         return np.frombuffer(raw, "<u2" if dtype is dtypes.bfloat16 else np.dtype(dtype.np).newbyteorder("<")), dtype
+
+# %% ../../nbs/02b_state.ipynb #7977891c
 def torch_load(fn:str):
     "Load what `torch.save` wrote to `fn` (a state dict, or nested lists and dicts of tensors) without torch."
-    if not zipfile.is_zipfile(fn): raise ValueError(f"torch_load: {fn} is not a zip file; only torch.save's zip format (torch >= 1.6) is supported")
+    if not zipfile.is_zipfile(fn):
+        raise ValueError(f"torch_load: {fn} is not a zip file; "
+                         "only torch.save's zip format (torch >= 1.6) is supported")
     with zipfile.ZipFile(fn) as zf:
         pkl = next((n for n in zf.namelist() if n.endswith("/data.pkl")), None)
         if pkl is None: raise ValueError(f"torch_load: {fn} has no data.pkl, it is not a torch checkpoint")
         prefix = pkl[:-len("/data.pkl")]
-        if f"{prefix}/byteorder" in zf.namelist() and zf.read(f"{prefix}/byteorder") != b"little": raise ValueError(f"torch_load: {fn} is big-endian")
+        if f"{prefix}/byteorder" in zf.namelist() and zf.read(f"{prefix}/byteorder") != b"little":
+            raise ValueError(f"torch_load: {fn} is big-endian")
         with zf.open(pkl) as f: return _TorchUnpickler(f, zf, prefix).load()

@@ -5,7 +5,7 @@
 # %% ../../nbs/05b_cl.ipynb #3a2bbb8b
 from __future__ import annotations
 import os, math, numpy as np
-from ..tensor import UOp, Ops, DType, dtypes
+from ..tensor import UOp, Ops, DType, dtypes, patch_to
 from ..renderer import CRenderer, c_types, c_index, lane_values, vtype
 from ..codegen import Kernel, Opt, hand_coded_opts, eval_index, is_index
 from ..device import Allocator, Compiler, CompiledDevice, Device, host_lanes
@@ -15,29 +15,36 @@ __all__ = ['cl_types', 'CL_PRELUDE', 'CL_BF16', 'CL_HALF', 'CL_IMAGE', 'CL_IDS',
            'WorkgroupRenderer', 'OpenCLRenderer', 'image_layout', 'CLDevice']
 
 # %% ../../nbs/05b_cl.ipynb #084993eb
-cl_types = {dtypes.bool: "bool", dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.int16: "short", dtypes.uint16: "ushort",
-            dtypes.int32: "int", dtypes.uint32: "uint", dtypes.int64: "long", dtypes.uint64: "ulong", dtypes.float16: "half",
-            dtypes.float32: "float", dtypes.float64: "double"}
+cl_types = {dtypes.bool: "bool", dtypes.int8: "char", dtypes.uint8: "uchar", dtypes.int16: "short",
+            dtypes.uint16: "ushort",
+            dtypes.int32: "int", dtypes.uint32: "uint", dtypes.int64: "long", dtypes.uint64: "ulong",
+            dtypes.float16: "half", dtypes.float32: "float", dtypes.float64: "double"}
 CL_PRELUDE = "".join(f"typedef {cl_types[d]} {c};\n" for d, c in c_types.items() if c.endswith("_t")) + \
              "".join(f"#define {f}f {f}\n" for f in ("exp2", "log2", "sin", "sqrt", "trunc"))
 CL_BF16 = """float bf2f(ushort b) { return as_float((uint)b << 16); }
 ushort f2bf(float f) { uint u = as_uint(f); return f != f ? 0x7FC0 : (ushort)((u + 0x7FFF + ((u >> 16) & 1)) >> 16); }
 float rbf(float f) { return bf2f(f2bf(f)); }
 """
-CL_HALF = """#define _Float16 float  /* no cl_khr_fp16: a half is stored in 16 bits and computes as a float, rounded to half after each op */
+CL_HALF = """/* no cl_khr_fp16: a half is stored in 16 bits and computes as a float, rounded to half after each op */
+#define _Float16 float
 ushort h2u(float f) { ushort u; vstore_half(f, 0, (half*)&u); return u; }
 float u2h(ushort u) { return vload_half(0, (half*)&u); }
 float rh(float f) { return u2h(h2u(f)); }
 """
 CL_IMAGE = """__constant sampler_t smp = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;
-float img_ld(read_only image2d_t im, int w, int i) {  /* element i of a float or half buffer stored as RGBA pixels, w pixels a row */
+/* element i of a float or half buffer stored as RGBA pixels, w pixels a row */
+float img_ld(read_only image2d_t im, int w, int i) {
   float4 v = read_imagef(im, smp, (int2)((i >> 2) % w, (i >> 2) / w)); int c = i & 3;
   return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
 }
 """
-CL_IDS = "(int)get_group_id(0)", ("(int)get_local_id(0)", "(int)get_local_id(1)", "(int)get_local_id(2)")  # a group's id, an item's in it
+
+# %% ../../nbs/05b_cl.ipynb #740884aa
+# a group's id, an item's in it
+CL_IDS = "(int)get_group_id(0)", ("(int)get_local_id(0)", "(int)get_local_id(1)", "(int)get_local_id(2)")
 def workgroup(lin:list[UOp], group:str=CL_IDS[0], local:tuple=CL_IDS[1]) -> tuple[dict, tuple, tuple]|None:
-    "For a kernel with LOCAL or GROUP ranges: each global, local and group range's id (from `group`, `local`), the launch's global and local sizes."
+    ("For a kernel with LOCAL or GROUP ranges: each global, local and group range's id (from `group`, `local`), the "
+     "launch's global and local sizes.")
     rs = [u for u in lin if u.op is Ops.RANGE]
     g, l, grp = ([r for r in rs if r.arg[0].startswith(p)] for p in ("gidx", "lidx", "rgrp"))
     if not l and not grp: return None
@@ -48,38 +55,56 @@ def workgroup(lin:list[UOp], group:str=CL_IDS[0], local:tuple=CL_IDS[1]) -> tupl
     local = (size(l[:1]), size(l[1:]), size(grp))
     return ex, (size(g) * local[0], local[1], local[2]), local
 def workgroup_opts(ast:UOp) -> list:
-    "04's rules, then for a reduce over two or more output axes (a matmul) a 2-D workgroup of up to 8 by 8 items (GPUs without lanes)."
+    ("04's rules, then for a reduce over two or more output axes (a matmul) a 2-D workgroup of up to 8 by 8 items "
+     "(GPUs without lanes).")
     k = Kernel(ast, hand_coded_opts(Kernel(ast)))
     if k.red is None or len(g := k.axes("g")) < 2: return k.opts
     for a in reversed(g[:2]):  # the later axis first: a split moves the axes after it
-        if amt := next((n for n in (8, 4, 2) if k.full_shape[a] % n == 0 and k.full_shape[a] > n), None): k.apply_opt(Opt("LOCAL", a, amt))
+        if amt := next((n for n in (8, 4, 2) if k.full_shape[a] % n == 0 and k.full_shape[a] > n), None):
+            k.apply_opt(Opt("LOCAL", a, amt))
     return k.opts
-def _strides(rs:list[UOp]) -> list[int]: return [math.prod(s.arg[1] for s in rs[k + 1:]) for k in range(len(rs))]  # row-major over `rs`
+
+# %% ../../nbs/05b_cl.ipynb #b453c8b1
+# row-major over `rs`
+def _strides(rs:list[UOp]) -> list[int]: return [math.prod(s.arg[1] for s in rs[k + 1:]) for k in range(len(rs))]
 def tiles(lin:list[UOp], wg:tuple, max_bytes:int) -> dict[UOp, tuple[str, list[UOp], list[UOp]]]:
-    "The loads in a `TILE` loop that items of a workgroup share: each one's local array, the ranges it walks (the tile's first), their copy order."
+    ("The loads in a `TILE` loop that items of a workgroup share: each one's local array, the ranges it walks (the "
+     "tile's first), their copy order.")
     t, out, used = next((u for u in lin if u.op is Ops.RANGE and u.arg[0].startswith("rtile")), None), {}, 0
-    items = [r for r in wg[0] if r.arg[0].startswith(("lidx", "rgrp"))]  # ranges that differ between the items of a group
+    # ranges that differ between the items of a group
+    items = [r for r in wg[0] if r.arg[0].startswith(("lidx", "rgrp"))]
     for u in lin:
-        if t is None or u.op is not Ops.LOAD or u.dtype is dtypes.bool or not is_index(u.src[1]): continue  # a gather's index is a value
+        # a gather's index is a value
+        if t is None or u.op is not Ops.LOAD or u.dtype is dtypes.bool or not is_index(u.src[1]): continue
         if t not in (rs := {r for s in u.src[1:] for r in s.toposort}): continue
-        deps = [t] + [r for r in items if r in rs]  # the tile's range slowest: in a step, items of a group read neighbouring elements
-        if len(deps) > len(items) or used + (n := u.dtype.itemsize * math.prod(r.arg[1] for r in deps)) > max_bytes: continue  # not shared, too big
+        # the tile's range slowest: in a step, items of a group read neighbouring elements
+        deps = [t] + [r for r in items if r in rs]
+        # not shared, too big
+        if len(deps) > len(items) or used + (n := u.dtype.itemsize * math.prod(r.arg[1] for r in deps)) > max_bytes:
+            continue
         env = {s: 0 for s in u.src[1].toposort if s.op is Ops.RANGE}
-        step = lambda r: abs(eval_index(u.src[1], env | {r: 1}) - eval_index(u.src[1], env))  # how far a step of range r moves in memory
+        # how far a step of range r moves in memory
+        step = lambda r: abs(eval_index(u.src[1], env | {r: 1}) - eval_index(u.src[1], env))
         out[u], used = (f"lds{len(out)}", deps, sorted(deps, key=step, reverse=True)), used + n  # copied along memory
     return out
+
+# %% ../../nbs/05b_cl.ipynb #b87d2428
 class WorkgroupRenderer:
-    "`workgroup`'s kernels for a C-like GPU language (mixed in before CRenderer): its `ids`, local memory's qualifier `shared` and its `barrier`."
-    has_local, wg, ids, shared, barrier = True, None, CL_IDS, "__local", "barrier(CLK_LOCAL_MEM_FENCE);"  # wg: this kernel's, while it renders
+    ("`workgroup`'s kernels for a C-like GPU language (mixed in before CRenderer): its `ids`, local memory's "
+     "qualifier `shared` and its `barrier`.")
+    # wg: this kernel's, while it renders
+    has_local, wg, ids, shared, barrier = True, None, CL_IDS, "__local", "barrier(CLK_LOCAL_MEM_FENCE);"
     sum_loop = "for (int i = 1; i < {n}; i++)"  # how the group's sum loops over its items
     host_dot = False  # no x86 intrinsics in a GPU language (04a's `dot_i8`)
-    copy_loop, max_tiles = "for (int e = {i}; e < {n}; e += {step})", 16384  # how items share a tile's copy; its bytes (WebGPU's least)
+    # how items share a tile's copy; its bytes (WebGPU's least)
+    copy_loop, max_tiles = "for (int e = {i}; e < {n}; e += {step})", 16384
     def render(self, name:str, lin:list[UOp]) -> str:
         self.wg = workgroup(lin, *self.ids)
         self.tiles = tiles(lin, self.wg, self.max_tiles) if self.wg else {}
         return super().render(name, lin)
     def item(self, z:str|None=None) -> str:
-        "This item's number in its group (with `z`: the number of the item at `z` in the group's third dimension instead of this one's)."
+        ("This item's number in its group (with `z`: the number of the item at `z` in the group's third dimension "
+         "instead of this one's).")
         (_, l1, ng), (i0, i1, i2) = self.wg[2], self.ids[1]
         return f"(({i0}*{l1}+{i1})*{ng}+{z or i2})"
     def tile_at(self, u:UOp) -> str:
@@ -88,133 +113,194 @@ class WorkgroupRenderer:
         return f"{name}[{'+'.join(f'{r.arg[0]}*{s}' for r, s in zip(rs, _strides(rs)))}]"
     def read(self, u:UOp, ex) -> str: return self.tile_at(u) if u in self.tiles else super().read(u, ex)
     def copy(self, u:UOp, name:str, rs:list[UOp], order:list[UOp]) -> str:
-        "The items of a group copy load `u`'s tile to array `name`, an element `e` each in turn (`order`: ranges, the slowest first)."
-        at = " ".join(self.decl(dtypes.int32, r.arg[0], f"((e / {s}) % {r.arg[1]})") for r, s in zip(order, _strides(order)))  # e's ranges
+        ("The items of a group copy load `u`'s tile to array `name`, an element `e` each in turn (`order`: ranges, "
+         "the slowest first).")
+        # e's ranges
+        at = " ".join(self.decl(dtypes.int32, r.arg[0], f"((e / {s}) % {r.arg[1]})")
+                      for r, s in zip(order, _strides(order)))
         loop = self.copy_loop.format(i=self.item(), n=math.prod(r.arg[1] for r in rs), step=math.prod(self.wg[2]))
         return f"{loop} {{ {at} {self.tile_at(u)} = {super().read(u, lambda x: c_index(x, self.const))}; }}"
-    def around_range(self, r:UOp) -> tuple[list[str], list[str]]:  # before a tile loop the group copies its tiles, then waits; waits after
+    # before a tile loop the group copies its tiles, then waits; waits after
+    def around_range(self, r:UOp) -> tuple[list[str], list[str]]:
         if not (ts := [(u, *t) for u, t in self.tiles.items() if r is t[1][0]]): return [], []
         return [self.copy(*t) for t in ts] + [self.barrier], [self.barrier]
-    def launch(self, lin:list[UOp]) -> tuple[tuple, tuple|None]: return wg[1:] if (wg := workgroup(lin, *self.ids)) else super().launch(lin)
-    def group_store(self, st:str) -> str: return f"if ({self.ids[1][2]} == 0) {{ {st} }}" if self.wg and self.wg[2][2] > 1 else st  # once a group
+    def launch(self, lin:list[UOp]) -> tuple[tuple, tuple|None]:
+        return wg[1:] if (wg := workgroup(lin, *self.ids)) else super().launch(lin)
+    # once a group
+    def group_store(self, st:str) -> str:
+        return f"if ({self.ids[1][2]} == 0) {{ {st} }}" if self.wg and self.wg[2][2] > 1 else st
     def past_end(self, u:UOp, end) -> str:  # a loop 04's `stop_loops` stopped: the work items past its end return
         return f" if ({u.arg[0]} >= {end}) return;" if isinstance(end, str) else ""
-    def group_loop(self, u:UOp, end) -> str: return f"{{ int {u.arg[0]} = {self.wg[0][u]};" if u in self.wg[0] else super().loop(u, False, end)
-    def local_arrays(self, lin:list[UOp]) -> list[tuple[str, DType, int]]:
-        "Arrays in local memory (name, dtype, size): a GROUP reduce's partial results, one per accumulator; the tiles the group shares."
-        n = math.prod(self.wg[2]) if self.wg and self.wg[2][2] > 1 else 0
-        return [(f"lacc{i}", u.dtype, n) for i, u in enumerate(u for u in lin if u.op is Ops.DEFINE_ACC)] * bool(n) + \
-            [(a, u.dtype, math.prod(r.arg[1] for r in rs)) for u, (a, rs, _) in self.tiles.items()]
-    def begin(self, lin:list[UOp]) -> list[str]: return [f"{self.shared} {c_types[d]} {a}[{n}];" for a, d, n in self.local_arrays(lin)]
-    def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]:
-        if not self.wg or r is not next((u for u in self.wg[0] if u.arg[0].startswith("rgrp")), None): return []
-        out = [f"l{a}[{self.item()}] = {a};" for a, _ in accs] + [self.barrier]  # then each item adds its group's up
-        add = lambda a, red: self.alu(red.arg, red.dtype, [a, f"l{a}[{self.item('i')}]"], red.dtype)
-        return out + [f"{a} = l{a}[{self.item('0')}]; {self.sum_loop.format(n=self.wg[2][2])} {{ {a} = {add(a, red)}; }}" for a, red in accs]
+    def group_loop(self, u:UOp, end) -> str:
+        return f"{{ int {u.arg[0]} = {self.wg[0][u]};" if u in self.wg[0] else super().loop(u, False, end)
+
+# %% ../../nbs/05b_cl.ipynb #63a03801
+@patch_to(WorkgroupRenderer)
+def local_arrays(self, lin:list[UOp]) -> list[tuple[str, DType, int]]:
+    ("Arrays in local memory (name, dtype, size): a GROUP reduce's partial results, one per accumulator; the "
+     "tiles the group shares.")
+    n = math.prod(self.wg[2]) if self.wg and self.wg[2][2] > 1 else 0
+    return [(f"lacc{i}", u.dtype, n) for i, u in enumerate(u for u in lin if u.op is Ops.DEFINE_ACC)] * bool(n) + \
+        [(a, u.dtype, math.prod(r.arg[1] for r in rs)) for u, (a, rs, _) in self.tiles.items()]
+@patch_to(WorkgroupRenderer)
+def begin(self, lin:list[UOp]) -> list[str]:
+    return [f"{self.shared} {c_types[d]} {a}[{n}];" for a, d, n in self.local_arrays(lin)]
+@patch_to(WorkgroupRenderer)
+def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]:
+    if not self.wg or r is not next((u for u in self.wg[0] if u.arg[0].startswith("rgrp")), None): return []
+    out = [f"l{a}[{self.item()}] = {a};" for a, _ in accs] + [self.barrier]  # then each item adds its group's up
+    add = lambda a, red: self.alu(red.arg, red.dtype, [a, f"l{a}[{self.item('i')}]"], red.dtype)
+    loop = self.sum_loop.format(n=self.wg[2][2])
+    return out + [f"{a} = l{a}[{self.item('0')}]; {loop} {{ {a} = {add(a, red)}; }}" for a, red in accs]
+
+# %% ../../nbs/05b_cl.ipynb #4c08d8a8
 class OpenCLRenderer(WorkgroupRenderer, CRenderer):
     device = "CL"
     def __init__(self, fp16:bool=False, images:dict|None=None):
         self.fp16, self.images = fp16, images or {}  # images: param -> width
         self.rounded = CRenderer.rounded | ({} if fp16 else {dtypes.float16: "rh"})
-    def prelude(self, lin:list[UOp]) -> str:
-        ds = {u.dtype for u in lin}  # a*b+c rounds twice, as in C, except in kernels with lanes (05a's -ffp-contract=fast)
-        return ("#pragma OPENCL FP_CONTRACT OFF\n" * (not self.nl) + "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" * (dtypes.float64 in ds) +
-                ("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\ntypedef half _Float16;\n" if self.fp16 else CL_HALF) * (dtypes.float16 in ds) +
-                CL_PRELUDE + CL_BF16 * (dtypes.bfloat16 in ds) + CL_IMAGE * bool(self.images))
-    def buf_type(self, d:DType) -> str: return "uchar" if d is dtypes.bool else "ushort" if d is dtypes.bfloat16 else cl_types[d]
-    def signature(self, name:str, params:list) -> str:
-        args = [f"read_only image2d_t data{i}" if i in self.images else f"__global {self.buf_type(d)}* restrict data{i}" for i, d in params]
-        return f"__kernel void {name}({', '.join(args)})"
     def load(self, u:UOp, idx:str) -> str:
-        p = u.src[0].arg  # read_imagef reads a half image too; without cl_khr_fp16 a half is a float in registers anyway
-        if p in self.images: return f"{'(half)' * (u.dtype is dtypes.float16 and self.fp16)}img_ld(data{p}, {self.images[p]}, {idx})"
+        # read_imagef reads a half image too; without cl_khr_fp16 a half is a float in registers anyway
+        p = u.src[0].arg
+        if p in self.images:
+            return f"{'(half)' * (u.dtype is dtypes.float16 and self.fp16)}img_ld(data{p}, {self.images[p]}, {idx})"
         return f"vload_half({idx}, data{p})" if u.dtype is dtypes.float16 and not self.fp16 else super().load(u, idx)
     def store(self, u:UOp, idx:str, val:str) -> str:
-        if u.src[2].dtype is dtypes.float16 and not self.fp16: return self.group_store(f"vstore_half((float){val}, {idx}, data{u.src[0].arg});")
+        if u.src[2].dtype is dtypes.float16 and not self.fp16:
+            return self.group_store(f"vstore_half((float){val}, {idx}, data{u.src[0].arg});")
         return self.group_store(super().store(u, idx, val))
     def render(self, name:str, lin:list[UOp]) -> str:
         self.nl = (lane := lane_values(lin)[0]) and lane.arg[1]
         return super().render(name, lin)
     def vector_alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:
-        if op is not Ops.SQRT: return super().vector_alu(op, d, a, sd)  # lane by lane, a square root is 50x slower on PoCL (measured):
-        return f"({{union {{{vtype(d)} v; {cl_types[d]}{self.nl} e;}} u; u.v = {a[0]}; u.e = sqrt(u.e); u.v;}})"  # OpenCL's own vector type's
+        # lane by lane, a square root is 50x slower on PoCL (measured):
+        if op is not Ops.SQRT: return super().vector_alu(op, d, a, sd)
+        # OpenCL's own vector type's
+        return f"({{union {{{vtype(d)} v; {cl_types[d]}{self.nl} e;}} u; u.v = {a[0]}; u.e = sqrt(u.e); u.v;}})"
     def loop(self, u:UOp, outer:bool, end) -> str:
         if self.wg: return self.group_loop(u, end)
         if not outer: return super().loop(u, False, end)
         return f"{{ int {u.arg[0]} = get_global_id(0);{self.past_end(u, end)}"
-    def bitcast(self, u:UOp, a:str) -> str:
-        if dtypes.float16 in (u.dtype, u.src[0].dtype) and not self.fp16:  # a half's bits are what vstore_half writes
-            return f"u2h(as_ushort({a}))" if u.dtype is dtypes.float16 else f"as_{cl_types[u.dtype]}(h2u({a}))"
-        if u.src[0].dtype is dtypes.bfloat16: return f"as_{cl_types[u.dtype]}(f2bf({a}))"
-        return f"bf2f(as_ushort({a}))" if u.dtype is dtypes.bfloat16 else f"as_{cl_types[u.dtype]}({a})"
+
+# %% ../../nbs/05b_cl.ipynb #e61e2c5e
+@patch_to(OpenCLRenderer)
+def bitcast(self, u:UOp, a:str) -> str:
+    if dtypes.float16 in (u.dtype, u.src[0].dtype) and not self.fp16:  # a half's bits are what vstore_half writes
+        return f"u2h(as_ushort({a}))" if u.dtype is dtypes.float16 else f"as_{cl_types[u.dtype]}(h2u({a}))"
+    if u.src[0].dtype is dtypes.bfloat16: return f"as_{cl_types[u.dtype]}(f2bf({a}))"
+    return f"bf2f(as_ushort({a}))" if u.dtype is dtypes.bfloat16 else f"as_{cl_types[u.dtype]}({a})"
+@patch_to(OpenCLRenderer)
+def prelude(self, lin:list[UOp]) -> str:
+    # a*b+c rounds twice, as in C, except in kernels with lanes (05a's -ffp-contract=fast)
+    ds = {u.dtype for u in lin}
+    half = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\ntypedef half _Float16;\n" if self.fp16 else CL_HALF
+    return ("#pragma OPENCL FP_CONTRACT OFF\n" * (not self.nl) +
+            "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" * (dtypes.float64 in ds) +
+            half * (dtypes.float16 in ds) +
+            CL_PRELUDE + CL_BF16 * (dtypes.bfloat16 in ds) + CL_IMAGE * bool(self.images))
+@patch_to(OpenCLRenderer)
+def buf_type(self, d:DType) -> str:
+    return "uchar" if d is dtypes.bool else "ushort" if d is dtypes.bfloat16 else cl_types[d]
+@patch_to(OpenCLRenderer)
+def signature(self, name:str, params:list) -> str:
+    args = [f"read_only image2d_t data{i}" if i in self.images
+            else f"__global {self.buf_type(d)}* restrict data{i}" for i, d in params]
+    return f"__kernel void {name}({', '.join(args)})"
 
 # %% ../../nbs/05b_cl.ipynb #cde8401a
 def image_layout(ast:UOp, bufs:list, maxw:int, maxh:int) -> tuple:
-    "With `IMAGE=1`, kernel `ast`'s float32 and float16 inputs as RGBA images (4 elements a pixel) at most `maxw` by `maxh` pixels: (param, "
-    "width, pixels, bytes an element) each. The width is a multiple of `IMAGE_PITCH_ALIGNMENT` pixels when it is set (tinygrad's rule and "
-    "unit), else of `IMAGE_PITCH` bytes (default 64)."
+    ("With `IMAGE=1`, kernel `ast`'s float32 and float16 inputs as RGBA images (4 elements a pixel) at most `maxw` by "
+     "`maxh` pixels: (param, width, pixels, bytes an element) each. The width is a multiple of `IMAGE_PITCH_ALIGNMENT` "
+     "pixels when it is set (tinygrad's rule and unit), else of `IMAGE_PITCH` bytes (default 64).")
     if not int(os.getenv("IMAGE", "0")): return ()
     out = []
     for i, b in enumerate(bufs[len(ast.src):], len(ast.src)):
         if b.dtype not in (dtypes.float32, dtypes.float16): continue
-        step = int(os.getenv("IMAGE_PITCH_ALIGNMENT", "0")) or max(1, int(os.getenv("IMAGE_PITCH", "64")) // (4 * b.dtype.itemsize))
+        pitch = int(os.getenv("IMAGE_PITCH", "64")) // (4 * b.dtype.itemsize)  # IMAGE_PITCH in elements
+        step = int(os.getenv("IMAGE_PITCH_ALIGNMENT", "0")) or max(1, pitch)
         px = -(-b.size // 4); w = min(-(-px // step) * step, maxw // step * step)
         if w and -(-px // w) <= maxh: out.append((i, w, px, b.dtype.itemsize))
     return tuple(out)
+
+# %% ../../nbs/05b_cl.ipynb #15800e46
 class CLDevice(CompiledDevice):
     def __init__(self):
         try: import pyopencl as cl
-        except ImportError: raise ImportError("CL needs pyopencl: pip install 'tinybook[cl]' (and an OpenCL driver, e.g. pocl-opencl-icd)") from None
+        except ImportError:
+            raise ImportError("CL needs pyopencl: pip install 'tinybook[cl]' "
+                              "(and an OpenCL driver, e.g. pocl-opencl-icd)") from None
         try: dev = cl.get_platforms()[0].get_devices()[0]
-        except (cl.LogicError, IndexError): raise RuntimeError("no OpenCL device: install a driver (e.g. apt install pocl-opencl-icd)") from None
+        except (cl.LogicError, IndexError):
+            raise RuntimeError("no OpenCL device: install a driver (e.g. apt install pocl-opencl-icd)") from None
         self.cl, self.dev, self.ctx = cl, dev, cl.Context([dev])
         self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
         super().__init__("CL", _CLAllocator(self), OpenCLRenderer(fp16="cl_khr_fp16" in dev.extensions),
                          _CLCompiler(self), lambda name, lib: _CLProgram(self, name, lib))
     def __repr__(self): return f"<Device CL {self.dev.name.strip()} ({self.dev.platform.version.strip()[:24]})>"
-    def images(self, ast:UOp, bufs:list) -> tuple: return image_layout(ast, bufs, self.dev.image2d_max_width, self.dev.image2d_max_height)
+    def images(self, ast:UOp, bufs:list) -> tuple:
+        return image_layout(ast, bufs, self.dev.image2d_max_width, self.dev.image2d_max_height)
     def new_image(self, im:tuple):
         "An empty image as `im` (an entry of `images`) describes: RGBA float or half pixels."
         (_, w, px, size), cl = im, self.cl
         fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT if size == 4 else cl.channel_type.HALF_FLOAT)
         return cl.Image(self.ctx, cl.mem_flags.READ_ONLY, fmt, shape=(w, -(-px // w)))
     def fill(self, img, mem, im:tuple):
-        "Queue copying buffer `mem` into image `img` (`im` describes it), on the device: the full rows, then what is left in the last one."
+        ("Queue copying buffer `mem` into image `img` (`im` describes it), on the device: the full rows, then what is "
+         "left in the last one.")
         (_, w, px, size), rows = im, im[2] // im[1]
         if rows: self.cl.enqueue_copy(self.queue, img, mem, offset=0, origin=(0, 0), region=(w, rows))
-        if px % w: self.cl.enqueue_copy(self.queue, img, mem, offset=rows * w * 4 * size, origin=(0, rows), region=(px % w, 1))
+        if px % w:
+            self.cl.enqueue_copy(self.queue, img, mem, offset=rows * w * 4 * size, origin=(0, rows), region=(px % w, 1))
         return img
     def image(self, mem, im:tuple): return self.fill(self.new_image(im), mem, im)
-    def render(self, name:str, lin:list[UOp], images:dict) -> str: return OpenCLRenderer(self.renderer.fp16, images).render(name, lin)
-    def lanes(self) -> int:
-        "Vector lanes: the host's on a CPU device (PoCL compiles 04a's vector C as it is), none on a GPU or with IMAGE=1; `CL_LANES` sets them."
-        if os.getenv("CL_LANES") is None and (int(os.getenv("IMAGE", "0")) or not self.dev.type & self.cl.device_type.CPU): return 0
-        return host_lanes("CL_LANES")
-    def opts(self, ast:UOp) -> list:  # without cl_khr_fp16 a half is a float in registers: no half lanes (04a's vectors of 16-bit halves)
-        if not (n := self.lanes()): return workgroup_opts(ast)
-        opts = hand_coded_opts(Kernel(ast), n)  # a half the same in every lane is a scalar: a GGUF block's scale
-        half = not self.renderer.fp16 and any(u.dtype is dtypes.float16 for u in lane_values(Kernel(ast, opts).linearize())[1])
-        return workgroup_opts(ast) if half else opts
-    def graph(self, calls:list, mem:list):
-        "A function queueing the launch of every (kernel, slots) of `calls` on the memory `mem` holds, without waiting, in order (08's batches); "
-        "an input read as an image is first copied into an image of its own, made once."
-        imgs = [{im[0]: self.new_image(im) for im in k.images} for k, _ in calls]
-        def run():
-            for (k, slots), ims in zip(calls, imgs):
-                args = [mem[s] for s in slots]
-                for im in k.images: args[im[0]] = self.fill(ims[im[0]], args[im[0]], im)
-                k.prog.kernel(self.queue, k.size, k.local, *args)
-        return run
+    def render(self, name:str, lin:list[UOp], images:dict) -> str:
+        return OpenCLRenderer(self.renderer.fp16, images).render(name, lin)
+
+# %% ../../nbs/05b_cl.ipynb #5e3d89e6
+@patch_to(CLDevice)
+def lanes(self) -> int:
+    ("Vector lanes: the host's on a CPU device (PoCL compiles 04a's vector C as it is), none on a GPU or with "
+     "IMAGE=1; `CL_LANES` sets them.")
+    gpu_or_image = int(os.getenv("IMAGE", "0")) or not self.dev.type & self.cl.device_type.CPU
+    if os.getenv("CL_LANES") is None and gpu_or_image: return 0
+    return host_lanes("CL_LANES")
+# without cl_khr_fp16 a half is a float in registers: no half lanes (04a's vectors of 16-bit halves)
+@patch_to(CLDevice)
+def opts(self, ast:UOp) -> list:
+    if not (n := self.lanes()): return workgroup_opts(ast)
+    opts = hand_coded_opts(Kernel(ast), n)  # a half the same in every lane is a scalar: a GGUF block's scale
+    half = not self.renderer.fp16 and any(u.dtype is dtypes.float16
+                                          for u in lane_values(Kernel(ast, opts).linearize())[1])
+    return workgroup_opts(ast) if half else opts
+
+# %% ../../nbs/05b_cl.ipynb #f9e6ec02
+@patch_to(CLDevice)
+def graph(self, calls:list, mem:list):
+    ("A function queueing the launch of every (kernel, slots) of `calls` on the memory `mem` holds, without "
+     "waiting, in order (08's batches); an input read as an image is first copied into an image of its own, "
+     "made once.")
+    imgs = [{im[0]: self.new_image(im) for im in k.images} for k, _ in calls]
+    def run():
+        for (k, slots), ims in zip(calls, imgs):
+            args = [mem[s] for s in slots]
+            for im in k.images: args[im[0]] = self.fill(ims[im[0]], args[im[0]], im)
+            k.prog.kernel(self.queue, k.size, k.local, *args)
+    return run
+
+# %% ../../nbs/05b_cl.ipynb #06aecd3a
 class _CLAllocator(Allocator):
     def __init__(self, d:CLDevice): self.d = d
-    def alloc(self, nbytes:int):  # whole 16-byte pixels: a buffer's last pixel copies into an image (IMAGE=1) from inside it
+    # whole 16-byte pixels: a buffer's last pixel copies into an image (IMAGE=1) from inside it
+    def alloc(self, nbytes:int):
         return self.d.cl.Buffer(self.d.ctx, self.d.cl.mem_flags.READ_WRITE, -(-nbytes // 16) * 16)
     def free(self, buf): buf.release()
     def copyin(self, buf, src:np.ndarray): self.d.cl.enqueue_copy(self.d.queue, buf, src)
     def copyout(self, dest:np.ndarray, buf): self.d.cl.enqueue_copy(self.d.queue, dest, buf).wait()
-    def copy(self, dest, src, nbytes:int): self.d.cl.enqueue_copy(self.d.queue, dest, src, byte_count=nbytes)  # queued in order, no wait
+    # queued in order, no wait
+    def copy(self, dest, src, nbytes:int): self.d.cl.enqueue_copy(self.d.queue, dest, src, byte_count=nbytes)
 class _CLCompiler(Compiler):
-    def __init__(self, d:CLDevice): super().__init__(f"cl-{d.dev.name}-{d.dev.driver_version}".replace(" ", "_").replace("/", "_")); self.d = d
+    def __init__(self, d:CLDevice):
+        super().__init__(f"cl-{d.dev.name}-{d.dev.driver_version}".replace(" ", "_").replace("/", "_")); self.d = d
     def compile_uncached(self, src:str) -> bytes:
         try: prg = self.d.cl.Program(self.d.ctx, src).build(options=["-cl-fp32-correctly-rounded-divide-sqrt"])
         except self.d.cl.RuntimeError as e: raise RuntimeError(f"compiling OpenCL kernel failed:\n{e}") from None
@@ -222,7 +308,8 @@ class _CLCompiler(Compiler):
 class _CLProgram:
     def __init__(self, d:CLDevice, name:str, lib:bytes):
         self.d, self.kernel = d, getattr(d.cl.Program(d.ctx, [d.dev], [lib]).build(), name)
-        self.max_local = self.kernel.get_work_group_info(d.cl.kernel_work_group_info.WORK_GROUP_SIZE, d.dev)  # items a workgroup may have
+        # items a workgroup may have
+        self.max_local = self.kernel.get_work_group_info(d.cl.kernel_work_group_info.WORK_GROUP_SIZE, d.dev)
         self.max_dims = tuple(d.dev.max_work_item_sizes)  # and its size in each dimension
     def __call__(self, *bufs, global_size:tuple, local_size:tuple|None=None) -> float:
         ev = self.kernel(self.d.queue, global_size, local_size, *bufs); ev.wait()
