@@ -94,9 +94,6 @@ def at_lane(u:UOp, lane:UOp, l:int) -> UOp:
             b: smod(a, b.arg), Ops.CMPLT: slt,
             Ops.AND: sand}[u.op](a, b)
 
-# %% ../nbs/04a_renderer.ipynb #1705138d
-#| export
-
 # %% ../nbs/04a_renderer.ipynb #c692bbeb
 def vector_load(u:UOp, lane:UOp, ex) -> str:
     """C for a `LOAD` whose value differs between lanes: contiguous if it can be (where every lane is valid), else a
