@@ -78,7 +78,7 @@ def backward(self, gradient:Tensor|None=None, retain_graph:bool=False) -> Tensor
                            "the second call would add them again; "
                            "pass retain_graph=True to the first call if that is meant (as in torch)")
     self._backward_done, nodes = not retain_graph, set(self.uop.toposort)
-    targets = [t for t in list(Tensor._grad_tensors) if t.uop in nodes and dtypes.is_float(t.dtype)]
+    targets = [t for t in list(Tensor._grad_tensors.values()) if t.uop in nodes and dtypes.is_float(t.dtype)]
     for t, g in zip(targets, self.gradient(*targets, gradient=gradient, materialize_grads=True)):
         t.grad = g if t.grad is None else t.grad + g
     return self

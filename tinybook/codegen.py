@@ -12,9 +12,9 @@ from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_r
 __all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'NARROW', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint',
            'srange', 'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
            'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'i8_load', 'int8_dot', 'carried', 'Kernel',
-           'is_lane', 'is_index', 'fold_index', 'collapse_gather', 'stop_loops', 'plain_linear', 'eval_index',
-           'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base', 'interval', 'indexes', 'gathers', 'lane_opts',
-           'decompose']
+           'is_lane', 'is_index', 'fold_index', 'collapse_gather', 'stop_loops', 'node_scopes', 'place_nodes',
+           'emit_loops', 'plain_linear', 'eval_index', 'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base',
+           'interval', 'indexes', 'gathers', 'lane_opts', 'decompose']
 
 # %% ../nbs/04_codegen.ipynb #20209e49
 def sint(v) -> UOp: return v if isinstance(v, UOp) else UOp(Ops.CONST, dtypes.int32, (), int(v))
@@ -413,44 +413,60 @@ def stop_loops(root:UOp) -> UOp:
         stop(r, [(s.src[2], functools.partial(keep, s=s)) for s in stores])
     return _rebuild(root, new.get) if new else root
 
-# %% ../nbs/04_codegen.ipynb #0987d870
-@functools.cache
-def plain_linear(ast:UOp) -> list[UOp]:
-    """Kernel `ast` linearized without opts, once (which loops a gather removed: 04's lane rules and 05's byte counts
-    ask)."""
-    return Kernel(ast).linearize()
+# %% ../nbs/04_codegen.ipynb #08633e14
 @patch_to(Kernel)
-def linearize(self, supported:set|None=None) -> list[UOp]:
-    "The kernel as a linear program (see above), with the ALU ops outside `supported` (if given) decomposed."
-    shape, types = self.full_shape, self.types
+def loops(self) -> dict[int, UOp]:
+    "A `RANGE` for each axis of this kernel that is a loop, named by its type."
     prefix = dict(g='gidx', l='lidx', G='rgrp', r='ridx', i='ridx', t='rtile', v='vlane', w='rlane')
-    loops = {i: srange(f"{prefix[t]}{i}", n) for i, (t, n) in enumerate(zip(types, shape)) if t in prefix and n != 1}
-    def combos(t:str) -> list[dict]:
-        ax = self.axes(t)
-        return [dict(zip(ax, c)) for c in itertools.product(*[range(shape[a]) for a in ax])]
-    def build(u:UOp, c:dict) -> UOp:
-        if u.op in (Ops.LOAD, Ops.VIEW, Ops.STORE):
-            i, valid = st_index(self.sts[u], [loops.get(a, sint(c.get(a, 0))) for a in range(len(shape))])
-            if u.op is Ops.STORE:  # 03's in-place write adds its offset
-                i = UOp(Ops.ADD, dtypes.int32, (i, build(u.src[2], c))) if len(u.src) > 2 else i
-                return UOp(Ops.STORE, dtypes.void, (u.src[0], i, build(u.src[1], c)))
-            if u.op is Ops.LOAD: return UOp(Ops.LOAD, u.dtype, (u.src[0], i) + ((valid,) if valid is not None else ()))
-            c = _const(u.src[0].arg, u.dtype)
-            return c if valid is None else UOp(Ops.WHERE, u.dtype, (valid, c, _const(0, u.dtype)))
-        # the inner reduce: its own loops and unrolled copies (lanes are the outer one's, see `carried`)
-        if u.op is Ops.REDUCE:
-            ax, un = ("i", "j") if u is self.inner else ("Gwrt", "u")
-            vals = tuple(build(u.src[0], {**c, **cu}) for cu in combos(un))
-            return UOp(Ops.REDUCE, u.dtype, vals + tuple(loops[a] for a in self.axes(ax) if a in loops), u.arg[0])
-        return UOp(u.op, u.dtype, tuple(build(s, c) for s in u.src), u.arg)
-    sink = UOp(Ops.SINK, dtypes.void, tuple(build(s, c) for c in combos("U") for s in self.ast.src))
+    types = enumerate(zip(self.types, self.full_shape))
+    return {i: srange(f"{prefix[t]}{i}", n) for i, (t, n) in types if t in prefix and n != 1}
+
+# %% ../nbs/04_codegen.ipynb #f2f8388e
+@patch_to(Kernel)
+def combos(self, t:str) -> list[dict]:
+    "Every combination of values of the axes of types `t`, as {axis: value}."
+    ax = self.axes(t)
+    return [dict(zip(ax, c)) for c in itertools.product(*[range(self.full_shape[a]) for a in ax])]
+
+# %% ../nbs/04_codegen.ipynb #7ebafbde
+@patch_to(Kernel)
+def lower(self, u:UOp, c:dict, loops:dict) -> UOp:
+    "AST node `u` with views as index expressions over `loops`, upcast axes at the values `c`."
+    if u.op in (Ops.LOAD, Ops.VIEW, Ops.STORE):
+        i, valid = st_index(self.sts[u], [loops.get(a, sint(c.get(a, 0))) for a in range(len(self.full_shape))])
+        if u.op is Ops.STORE:  # 03's in-place write adds its offset
+            i = UOp(Ops.ADD, dtypes.int32, (i, self.lower(u.src[2], c, loops))) if len(u.src) > 2 else i
+            return UOp(Ops.STORE, dtypes.void, (u.src[0], i, self.lower(u.src[1], c, loops)))
+        if u.op is Ops.LOAD: return UOp(Ops.LOAD, u.dtype, (u.src[0], i) + ((valid,) if valid is not None else ()))
+        c = _const(u.src[0].arg, u.dtype)
+        return c if valid is None else UOp(Ops.WHERE, u.dtype, (valid, c, _const(0, u.dtype)))
+    # the inner reduce: its own loops and unrolled copies (lanes are the outer one's, see `carried`)
+    if u.op is Ops.REDUCE:
+        ax, un = ("i", "j") if u is self.inner else ("Gwrt", "u")
+        vals = tuple(self.lower(u.src[0], {**c, **cu}, loops) for cu in self.combos(un))
+        return UOp(Ops.REDUCE, u.dtype, vals + tuple(loops[a] for a in self.axes(ax) if a in loops), u.arg[0])
+    return UOp(u.op, u.dtype, tuple(self.lower(s, c, loops) for s in u.src), u.arg)
+
+# %% ../nbs/04_codegen.ipynb #3cd6882e
+@patch_to(Kernel)
+def lowered(self, loops:dict, supported:set|None=None) -> UOp:
+    "The kernel's `SINK` over `loops`, rewritten, ops outside `supported` (if given) decomposed."
+    sink = UOp(Ops.SINK, dtypes.void, tuple(self.lower(s, c, loops) for c in self.combos("U") for s in self.ast.src))
     sink = stop_loops(collapse_gather(fold_index(sink)))
-    if supported is not None: sink = decompose(sink, supported)
-    # a gather's range is gone, a stopped one has its end
+    return sink if supported is None else decompose(sink, supported)
+
+# %% ../nbs/04_codegen.ipynb #a4d11e2f
+@patch_to(Kernel)
+def loop_nest(self, sink:UOp, loops:dict) -> list[UOp]:
+    "The `RANGE`s of `loops` still in `sink` (a stopped one with its end), outermost first."
     used = {u.arg[0]: u for u in sink.toposort if u.op is Ops.RANGE}
     # lanes: innermost of their kind; a tile, then an inner reduce's loops, last
-    nest = [used[loops[a].arg[0]] for t in "glvGwrti" for a in self.axes(t) if a in loops and loops[a].arg[0] in used]
-    deps, post, after, depth = {}, {}, {}, lambda rs: max((nest.index(r) for r in rs), default=-1)
+    return [used[loops[a].arg[0]] for t in "glvGwrti" for a in self.axes(t) if a in loops and loops[a].arg[0] in used]
+
+# %% ../nbs/04_codegen.ipynb #16451e5c
+def node_scopes(sink:UOp, nest:list[UOp]) -> tuple[dict, dict, dict]:
+    "For each node of `sink`: the loops of `nest` it depends on, whether it waits for a reduce, the loop it must be in."
+    deps, post, after = {}, {}, {}
     for u in sink.toposort:
         deps[u] = {u} if u.op is Ops.RANGE else set().union(*(deps[s] for s in u.src))
         if u.op is Ops.REDUCE: deps[u] = deps[u] - set(u.src)  # its own loops end with it
@@ -458,9 +474,13 @@ def linearize(self, supported:set|None=None) -> list[UOp]:
         # a reduce's result exists inside loop min(rs)-1
         rs = [nest.index(s) for s in u.src if s.op is Ops.RANGE] if u.op is Ops.REDUCE else []
         after[u] = max([min(rs) - 1 if rs else -1] + [after[s] for s in u.src])  # so what uses it goes no further out
-    # (depth, after the loops inside it?) -> its nodes: a reduce's update where its values and loops are, a value
-    # where its loops are
-    at = {}
+    return deps, post, after
+
+# %% ../nbs/04_codegen.ipynb #29a9c44e
+def place_nodes(sink:UOp, nest:list[UOp]) -> dict[tuple[int, bool], list[UOp]]:
+    "(depth, after the loops inside it?) -> the nodes of `sink` there, with a `DEFINE_ACC` for each reduce."
+    (deps, post, after), at = node_scopes(sink, nest), {}
+    depth = lambda rs: max((nest.index(r) for r in rs), default=-1)
     for u in (u for u in sink.toposort if u.op not in (Ops.SINK, Ops.PARAM) and not is_index(u)):
         k = depth(deps[u] | {s for s in u.src if s.op is Ops.RANGE}) if u.op is Ops.REDUCE else depth(deps[u])
         # its accumulator starts before its outermost loop (a reduce with no loop left: just before it)
@@ -469,11 +489,27 @@ def linearize(self, supported:set|None=None) -> list[UOp]:
             at.setdefault((min(rs) - 1, False) if rs else (k, post[u]), []).append(
                 UOp(Ops.DEFINE_ACC, u.dtype, (u,), 0 if u.arg is Ops.ADD else dtypes.min(u.dtype)))
         at.setdefault((k if u.op is Ops.REDUCE else max(k, after[u]), post[u] or u.op is Ops.STORE), []).append(u)
-    # inside loop k: what needs no inner loop, the loop inside with its nodes, what waits for it
-    def emit(k:int) -> list[UOp]:
-        inside = [nest[k + 1], *emit(k + 1), UOp(Ops.ENDRANGE, src=(nest[k + 1],))] if k + 1 < len(nest) else []
-        return at.get((k, False), []) + inside + at.get((k, True), [])
-    return emit(-1)
+    return at
+
+# %% ../nbs/04_codegen.ipynb #e8ff0fe0
+def emit_loops(at:dict, nest:list[UOp], k:int=-1) -> list[UOp]:
+    "The linear program inside loop `k` of `nest` (-1: the whole kernel), its nodes placed as in `at`."
+    r = nest[k + 1] if k + 1 < len(nest) else None
+    inside = [r, *emit_loops(at, nest, k + 1), UOp(Ops.ENDRANGE, src=(r,))] if r is not None else []
+    return at.get((k, False), []) + inside + at.get((k, True), [])
+
+# %% ../nbs/04_codegen.ipynb #0987d870
+@patch_to(Kernel)
+def linearize(self, supported:set|None=None) -> list[UOp]:
+    "The kernel as a linear program (see above), with the ALU ops outside `supported` (if given) decomposed."
+    loops = self.loops(); sink = self.lowered(loops, supported)
+    nest = self.loop_nest(sink, loops)
+    return emit_loops(place_nodes(sink, nest), nest)
+@functools.cache
+def plain_linear(ast:UOp) -> list[UOp]:
+    """Kernel `ast` linearized without opts, once (which loops a gather removed: 04's lane rules and 05's byte counts
+    ask)."""
+    return Kernel(ast).linearize()
 
 # %% ../nbs/04_codegen.ipynb #5df86da5
 def eval_index(u:UOp, env:dict):

@@ -143,9 +143,9 @@ class _Batch:
         self.mem, self.sent = [None] * len(bufs), {}  # sent: see __call__
         # pointed at every call; intermediates only batches write never move
         if dev.host_memory: self.fresh = [s for s in used if s not in fixed]
-        for s in used:
-            host = bufs[s].data if s in fixed else None
-            self.mem[s] = host if dev.host_memory else dev.allocator.alloc(self.nbytes(s))
+        for s in used:  # a device's own memory is not read back: `.data` of a fixed slot is read in host memory only
+            if not dev.host_memory: self.mem[s] = dev.allocator.alloc(self.nbytes(s))
+            elif s in fixed: self.mem[s] = bufs[s].data
         kernel = lambda c: CompiledKernel(c["name"], "", dev.runtime(c["name"], libs[c["lib"]]), tuple(c["size"]),
                                           c["local"] and tuple(c["local"]), c["threads"],
                                           tuple(map(tuple, c.get("images", ()))))

@@ -61,10 +61,10 @@ def _run_nodes(nodes:list, vals:dict, opset:int) -> None:
     for n, a in nodes:
         if any(isinstance(x, onnx.GraphProto) for x in a.values()):
             a = {**a, "_scope": vals}  # a body sees the names around it
-        where = f"node {n.name or n.output[0]!r}"
+        where = lambda: f"node {n.name or n.output[0]!r}"  # named only when it fails
         try: out = OPS[n.op_type]([vals[k] if k else None for k in n.input], a, opset)
-        except OnnxError as e: raise OnnxError(f"{where}: {e}") from None
-        except Exception as e: raise OnnxError(f"{n.op_type} ({where}): {type(e).__name__}: {e}") from e
+        except OnnxError as e: raise OnnxError(f"{where()}: {e}") from None
+        except Exception as e: raise OnnxError(f"{n.op_type} ({where()}): {type(e).__name__}: {e}") from e
         out = out if isinstance(out, (list, tuple)) else [out]
         # made of constants only: the same on every call, so a TinyJit capture may read it (08) as a shape, an axis
         # or a branch's condition

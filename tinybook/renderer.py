@@ -12,7 +12,7 @@ from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base
 __all__ = ['c_types', 'C_INCLUDES', 'C_F16', 'C_BF16', 'HALF', 'C_VBF16', 'C_FREESTANDING', 'c_const', 'c_alu', 'c_index',
            'c_bitcast_bf16', 'vtype', 'vbroadcast', 'lane_values', 'at_lane', 'vector_load', 'vector_store',
            'vcast_steps', 'vector_alu', 'dot_i8_args', 'c_dot_i8', 'c_widen8', 'c_half', 'hred_name', 'vector_prelude',
-           'outer_loop', 'Renderer', 'CRenderer', 'FreestandingCRenderer']
+           'outer_loop', 'Renderer', 'CRenderer', 'CBody', 'FreestandingCRenderer']
 
 # %% ../nbs/04a_renderer.ipynb #510e322c
 c_types = {dtypes.bool: "bool", dtypes.int8: "int8_t", dtypes.uint8: "uint8_t", dtypes.int16: "int16_t",
@@ -327,6 +327,89 @@ def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]: return []
 @patch_to(CRenderer)
 def around_range(self, r:UOp) -> tuple[list[str], list[str]]: return [], []
 
+# %% ../nbs/04a_renderer.ipynb #97e599e9
+class CBody:
+    "One `render` of linear program `lin` by renderer `r` under way: its lanes, names so far, lines at their depths."
+    def __init__(self, r:CRenderer, lin:list[UOp]):
+        self.r, (self.lane, self.vec), self.outer = r, lane_values(lin), outer_loop(lin)
+        self.names, self.accs, self.lines, self.depth = {}, {}, [], 1
+        self.vacc = {u.src[0] for u in lin if u.op is Ops.DEFINE_ACC and u in self.vec}  # reduces with a vector acc
+        self.dots = {u: d for u in self.vacc if r.dots and (d := dot_i8_args(u, self.lane))}  # int8 dots: `dot_i8`
+    def ex(self, u:UOp) -> str: return self.names.get(u) or c_index(u, self.r.const, self.vec, self.names)
+    def vx(self, u:UOp, d:DType) -> str: return self.ex(u) if u in self.vec else vbroadcast(self.ex(u), d)
+    def emit(self, *lns:str): self.lines += [(self.depth, ln) for ln in lns]
+
+# %% ../nbs/04a_renderer.ipynb #23fad7b1
+@patch_to(CBody)
+def let(self, u:UOp, code:str):
+    "Declare `u`'s value `code` under a new name."
+    n = self.names[u] = f"v{len(self.names)}"
+    if (rd := self.r.rounded.get(u.dtype)) and u.op is not Ops.LOAD: code = f"{'v' * (u in self.vec)}{rd}({code})"
+    self.emit(f"{vtype(u.dtype)} {n} = {code};" if u in self.vec else self.r.decl(u.dtype, n, code))
+
+# %% ../nbs/04a_renderer.ipynb #a9090f7b
+@patch_to(CBody)
+def open_range(self, u:UOp):
+    "Open loop `u`, one level deeper."
+    end = self.ex(u.src[0]) if u.src else u.arg[1]
+    self.emit(*self.r.around_range(u)[0], self.r.loop(u, u is self.outer, end)); self.depth += 1
+@patch_to(CBody)
+def close_range(self, u:UOp):
+    "Close the loop of `ENDRANGE` `u`, after the lines its reduces' accumulators need (05b)."
+    self.emit(*self.r.end_range(u.src[0], [(a, r) for r, a in self.accs.items() if u.src[0] in r.src]))
+    self.depth -= 1; self.emit("}", *self.r.around_range(u.src[0])[1])
+
+# %% ../nbs/04a_renderer.ipynb #b830c390
+@patch_to(CBody)
+def define_acc(self, u:UOp):
+    "Declare the accumulator of reduce `u.src[0]`, its identity `u.arg` to start."
+    red, acc = u.src[0], f"acc{len(self.accs)}"
+    self.accs[red], self.names[red] = acc, f"{hred_name(red.arg, red.dtype)}({acc})" if self.lane in red.src else acc
+    if rd := self.r.rounded.get(u.dtype): self.names[red] = f"{rd}({acc})"
+    init = self.r.const(u.arg, u.dtype)
+    if u in self.vec: self.emit(f"{vtype(u.dtype)} {acc} = {vbroadcast(init, u.dtype)};")
+    else: self.emit(self.r.decl(u.dtype, acc, init, mutable=True))
+@patch_to(CBody)
+def update(self, u:UOp):
+    "Reduce `u`'s update of its accumulator."
+    acc, r = self.accs[u], self.r
+    if u in self.dots:
+        ptrs = ', '.join(f'data{ld.src[0].arg}+{self.ex(b)}' for ld, b in self.dots[u])
+        return self.emit(f"{acc} = dot_i8({acc}, {ptrs});")
+    upd = ((lambda v: r.vector_alu(u.arg, u.dtype, [acc, self.vx(v, u.dtype)])) if u in self.vacc else
+           lambda v: r.alu(u.arg, u.dtype, [acc, self.ex(v)], u.dtype))
+    self.emit(*(f"{acc} = {upd(v)};" for v in u.src if v.op is not Ops.RANGE))
+
+# %% ../nbs/04a_renderer.ipynb #7a68d04c
+@patch_to(CBody)
+def value(self, u:UOp):
+    "A load, store or ALU op `u`, scalar or vector."
+    r, ex, vec = self.r, self.ex, self.vec
+    if u.op is Ops.LOAD: return self.let(u, vector_load(u, self.lane, ex) if u in vec else r.read(u, ex))
+    if u.op is Ops.STORE and {u.src[1], u.src[2]} & vec: return self.emit(vector_store(u, self.lane, vec, ex))
+    if u.op is Ops.STORE: return self.emit(r.store(u, ex(u.src[1]), ex(u.src[2])))
+    if u in vec: return self.let(u, r.vector_alu(u.op, u.dtype, [self.vx(s, s.dtype) for s in u.src], u.src[-1].dtype))
+    if u.op is Ops.BITCAST: return self.let(u, r.bitcast(u, ex(u.src[0])))
+    self.let(u, r.alu(u.op, u.dtype, [ex(s) for s in u.src], u.src[-1].dtype))
+@patch_to(CBody)
+def node(self, u:UOp):
+    "The lines of node `u` (lanes are vector elements, not a loop)."
+    if u.op in (Ops.RANGE, Ops.ENDRANGE) and self.lane in (u, *u.src): return
+    ops = {Ops.RANGE: self.open_range, Ops.ENDRANGE: self.close_range, Ops.DEFINE_ACC: self.define_acc,
+           Ops.REDUCE: self.update}
+    ops.get(u.op, self.value)(u)
+
+# %% ../nbs/04a_renderer.ipynb #e81805c0
+@patch_to(CBody)
+def helpers(self, lin:list[UOp]) -> str:
+    "The C a kernel with lanes needs before its function (none without lanes)."
+    if self.lane is None: return ""
+    casts, n = [u for u in self.vec if u.op is Ops.CAST], self.lane.arg[1]
+    wide = {u.src[0].dtype for u in casts if u.src[0].dtype in (dtypes.int8, dtypes.uint8) and u.dtype.itemsize == 4}
+    half = self.r.host_dot and any({u.dtype, u.src[0].dtype} == HALF for u in casts)
+    return (vector_prelude(lin, self.lane, self.vec) + c_widen8(n, wide) * bool(wide and self.r.host_dot) +
+            c_dot_i8(n) * bool(self.dots) + c_half(n) * half)
+
 # %% ../nbs/04a_renderer.ipynb #b6396c58
 @patch_to(CRenderer)
 def render(self, name:str, lin:list[UOp]) -> str:
@@ -334,62 +417,13 @@ def render(self, name:str, lin:list[UOp]) -> str:
     if bad := {u.dtype for u in lin if u.dtype not in c_types and u.dtype is not dtypes.void}:
         raise NotImplementedError(f"{type(self).__name__}: dtypes {sorted(map(str, bad))} are not supported")
     params = sorted({s.arg: s.dtype for u in lin for s in u.src if s.op is Ops.PARAM}.items())
-    head = self.prelude(lin)
-    lane, vec = lane_values(lin)
-    names, accs, lines, depth, outer = {}, {}, [], 1, outer_loop(lin)
-    vacc = {u.src[0] for u in lin if u.op is Ops.DEFINE_ACC and u in vec}  # reduces whose accumulator is a vector
-    dots = {u: d for u in vacc if self.dots and (d := dot_i8_args(u, lane))}  # int8 dot products: `dot_i8`
-    ex = lambda u: names.get(u) or c_index(u, self.const, vec, names)
-    vx = lambda u, d: ex(u) if u in vec else vbroadcast(ex(u), d)  # an operand of a vector op
-    def let(u:UOp, code:str):
-        names[u] = f"v{len(names)}"
-        if (r := self.rounded.get(u.dtype)) and u.op is not Ops.LOAD:
-            code = f"{'v' * (u in vec)}{r}({code})"  # a vector: `vrbf`
-        decl = f"{vtype(u.dtype)} {names[u]} = {code};" if u in vec else self.decl(u.dtype, names[u], code)
-        lines.append((depth, decl))
-    lines += [(1, ln) for ln in self.begin(lin)]
-    if lane is not None:
-        ids = ', '.join(map(str, range(lane.arg[1])))
-        lines.append((1, f"{vtype(dtypes.int32)} {lane.arg[0]} = {{{ids}}};"))
-    for u in lin:
-        if u.op in (Ops.RANGE, Ops.ENDRANGE) and lane in (u, *u.src): continue  # lanes: vector elements, not a loop
-        if u.op is Ops.RANGE:  # a loop 04's `stop_loops` stopped ends at its source's value
-            end = ex(u.src[0]) if u.src else u.arg[1]
-            lines += [(depth, ln) for ln in self.around_range(u)[0]] + [(depth, self.loop(u, u is outer, end))]
-            depth += 1
-        elif u.op is Ops.ENDRANGE:
-            ended = [(a, r) for r, a in accs.items() if u.src[0] in r.src]
-            lines += [(depth, ln) for ln in self.end_range(u.src[0], ended)]
-            depth -= 1; lines += [(depth, ln) for ln in ["}"] + self.around_range(u.src[0])[1]]
-        elif u.op is Ops.DEFINE_ACC:
-            red, acc = u.src[0], f"acc{len(accs)}"
-            accs[red], names[red] = acc, f"{hred_name(red.arg, red.dtype)}({acc})" if lane in red.src else acc
-            if r := self.rounded.get(u.dtype): names[red] = f"{r}({acc})"
-            init = self.const(u.arg, u.dtype)
-            if u in vec: lines.append((depth, f"{vtype(u.dtype)} {acc} = {vbroadcast(init, u.dtype)};"))
-            else: lines.append((depth, self.decl(u.dtype, acc, init, mutable=True)))
-        elif u.op is Ops.REDUCE and u in dots:
-            ptrs = ', '.join(f'data{ld.src[0].arg}+{ex(b)}' for ld, b in dots[u])
-            lines.append((depth, f"{accs[u]} = dot_i8({accs[u]}, {ptrs});"))
-        elif u.op is Ops.REDUCE:
-            upd = ((lambda v: self.vector_alu(u.arg, u.dtype, [accs[u], vx(v, u.dtype)])) if u in vacc else
-                   lambda v: self.alu(u.arg, u.dtype, [accs[u], ex(v)], u.dtype))
-            lines += [(depth, f"{accs[u]} = {upd(v)};") for v in u.src if v.op is not Ops.RANGE]
-        elif u.op is Ops.LOAD and u in vec: let(u, vector_load(u, lane, ex))
-        elif u.op is Ops.LOAD: let(u, self.read(u, ex))
-        elif u.op is Ops.STORE and {u.src[1], u.src[2]} & vec: lines.append((depth, vector_store(u, lane, vec, ex)))
-        elif u.op is Ops.STORE: lines.append((depth, self.store(u, ex(u.src[1]), ex(u.src[2]))))
-        elif u in vec: let(u, self.vector_alu(u.op, u.dtype, [vx(s, s.dtype) for s in u.src], u.src[-1].dtype))
-        elif u.op is Ops.BITCAST: let(u, self.bitcast(u, ex(u.src[0])))
-        else: let(u, self.alu(u.op, u.dtype, [ex(s) for s in u.src], u.src[-1].dtype))
-    casts = [u for u in vec if u.op is Ops.CAST]
-    narrow = (dtypes.int8, dtypes.uint8)
-    wide = {u.src[0].dtype for u in casts if u.src[0].dtype in narrow and u.dtype.itemsize == 4}
-    if lane is not None:
-        head += vector_prelude(lin, lane, vec) + c_widen8(lane.arg[1], wide) * bool(wide and self.host_dot)
-        head += c_dot_i8(lane.arg[1]) * bool(dots)
-        head += c_half(lane.arg[1]) * (self.host_dot and any({u.dtype, u.src[0].dtype} == HALF for u in casts))
-    return head + self.signature(name, params) + " {\n" + "".join("  " * d + ln + "\n" for d, ln in lines) + "}\n"
+    head, b = self.prelude(lin), CBody(self, lin)
+    b.emit(*self.begin(lin))
+    if (lane := b.lane) is not None:  # the lane indices, a vector
+        b.emit(f"{vtype(dtypes.int32)} {lane.arg[0]} = {{{', '.join(map(str, range(lane.arg[1])))}}};")
+    for u in lin: b.node(u)
+    body = "".join("  " * d + ln + "\n" for d, ln in b.lines)
+    return head + b.helpers(lin) + self.signature(name, params) + " {\n" + body + "}\n"
 
 # %% ../nbs/04a_renderer.ipynb #c57fe043
 C_FREESTANDING = "".join(f"typedef __{n.upper()}_TYPE__ {n}_t;\n"

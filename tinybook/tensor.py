@@ -402,7 +402,7 @@ class Tensor:
     "A lazy n-d array: a handle on the `UOp` graph that computes it."
     training: bool = False
     _seed, _rng_counter = 0, 0
-    _grad_tensors = weakref.WeakSet()  # live tensors with requires_grad set: what backward() fills in
+    _grad_tensors = weakref.WeakValueDictionary()  # id -> live tensor with requires_grad set: what backward() fills
     __hash__ = object.__hash__  # == builds a graph, so hash by identity
     __array_ufunc__ = None  # `np.float32(2) * t` calls Tensor.__rmul__ instead of numpy iterating over t
     def __init__(self, data, device:str|None=None, dtype=None, requires_grad:bool|None=None):
@@ -523,8 +523,10 @@ def requires_grad(self, v):
     if v and not dtypes.is_float(self.dtype):
         raise TypeError(f"only float tensors can require gradients, this one is {self.dtype} (as in torch)")
     self._requires_grad = v
-    if not v: return Tensor._grad_tensors.discard(self)
-    Tensor._grad_tensors.add(self)
+    # keyed by id: a WeakSet would compare tensors with 01's `==`, which makes a tensor, not a bool
+    Tensor._grad_tensors.pop(id(self), None)
+    if not v: return
+    Tensor._grad_tensors[id(self)] = self
     base = self.uop.src[0] if self.uop.op is Ops.RESHAPE else self.uop
     if base.op is not Ops.BUFFER: self.realize()  # a distinct node (see 02_autograd)
 

@@ -261,8 +261,8 @@ class CLDevice(CompiledDevice):
 def lanes(self) -> int:
     ("Vector lanes: the host's on a CPU device (PoCL compiles 04a's vector C as it is), none on a GPU or with "
      "IMAGE=1; `CL_LANES` sets them.")
-    gpu_or_image = int(os.getenv("IMAGE", "0")) or not self.dev.type & self.cl.device_type.CPU
-    if os.getenv("CL_LANES") is None and gpu_or_image: return 0
+    if os.getenv("CL_LANES") is None and (int(os.getenv("IMAGE", "0")) or not self.dev.type & self.cl.device_type.CPU):
+        return 0
     return host_lanes("CL_LANES")
 # without cl_khr_fp16 a half is a float in registers: no half lanes (04a's vectors of 16-bit halves)
 @patch_to(CLDevice)

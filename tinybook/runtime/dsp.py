@@ -272,8 +272,8 @@ def call(self, handle:int, method:int, ins:list=(), outs:list=(), fds:list[int]=
     attrs = (C.c_uint32 * n)(*[0] * (n - len(fds)), *[1] * len(fds))
     full = fastrpc_ioctl_invoke_attrs(inv=inv, fds=C.addressof(fdl), attrs=C.addressof(attrs))
     self.drv.ioctl("INVOKE_ATTRS", full)
-@patch_to(FastRPC)
-def open(self, name:str, lib:bytes) -> int:
+@patch_to(FastRPC, "open")
+def _open(self, name:str, lib:bytes) -> int:  # named apart from the built-in open
     ("Load library `name` on the DSP (its loader reads it through our listener) with remotectl's open: the "
      "library's handle.")
     self.files[name] = lib; uri = f"file:///{name}?entry&_modver=1.0&_dom=cdsp\0".encode()

@@ -418,8 +418,8 @@ class QCOMProgram:
         return self.d.submit(lambda q: self.exec(q, self.consts, tuple(global_size), tuple(local_size or (1, 1, 1))))
 
 # %% ../../nbs/06_qcom_kgsl.ipynb #d9ff35c4
-@patch_to(QCOMProgram)
-def exec(self, q:PM4, consts:_GPUBuf, glob:tuple, local:tuple) -> PM4:
+@patch_to(QCOMProgram, "exec")
+def _exec(self, q:PM4, consts:_GPUBuf, glob:tuple, local:tuple) -> PM4:  # named apart from the built-in exec
     "Add this kernel's dispatch over `glob` items in workgroups of `local`, arguments from `consts`."
     i, db = self.info, q.db
     f = lambda **v: q.field("CP_LOAD_STATE6", 0, **{"STATE_SRC": "SS6_INDIRECT", "STATE_BLOCK": "SB6_CS_SHADER", **v})
