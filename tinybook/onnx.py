@@ -419,7 +419,7 @@ def _shape(i, a, v):
 def _size(i, a, v): return Tensor(np.array(i[0].numel(), np.int64), device=i[0].device)
 @op("Constant")
 def _constant(i, a, v):
-    k = next(k for k in a if k.startswith("value"))  # value (a tensor), value_float(s), value_int(s)
+    k = next(k for k in a if not k.startswith("_"))  # its one attribute: value (a tensor), value_float(s), value_int(s)
     if k not in ("value", "value_float", "value_floats", "value_int", "value_ints"):
         raise OnnxError(f"Constant: {k} is not supported")
     return Tensor(np.asarray(a[k], np.float32 if "float" in k else np.int64 if "int" in k else None))
