@@ -381,12 +381,12 @@ def collapse_gather(root:UOp) -> UOp:
 # %% ../nbs/04_codegen.ipynb #ac69ab6b
 def _conds(c:UOp) -> list[UOp]: return _conds(c.src[0]) + _conds(c.src[1]) if c.op is Ops.AND else [c]
 def _stop(v:UOp, r:UOp, keep) -> tuple[int, UOp]|None:
-    """(L, b) if value `v` is `r*L + w < b ? x : y`, `keep(y)`, w in [0, L) and b computed outside every loop: y from r
-    = ceil(b/L) on."""
-    if v.op is not Ops.WHERE or not keep(v.src[2]): return None
+    """(L, b) if value `v` is `r*L + w < b ? x : y`, `keep(y, b)`, w in [0, L) and b computed outside every loop: y
+    from r = ceil(b/L) on."""
+    if v.op is not Ops.WHERE: return None
     for c in _conds(v.src[0]):
-        if c.op is not Ops.CMPLT or not is_index(c.src[0]) or any(x.op is Ops.RANGE for x in c.src[1].toposort):
-            continue
+        if c.op is not Ops.CMPLT or not is_index(c.src[0]) or any(x.op is Ops.RANGE for x in c.src[1].toposort) \
+           or not keep(v.src[2], c.src[1]): continue
         ts = _terms(c.src[0]); rt = [t for t in ts if r in t.toposort]
         scaled = len(rt) == 1 and rt[0].op is Ops.MUL and rt[0].src[0] is r and rt[0].src[1].op is Ops.CONST
         L = 1 if rt == [r] else rt[0].src[1].arg if scaled else 0
@@ -405,11 +405,13 @@ def stop_loops(root:UOp) -> UOp:
     for u in (u for u in root.toposort if u.op is Ops.REDUCE):
         for r in (s for s in u.src if s.op is Ops.RANGE and s.arg[0].startswith("ridx") and not s.src):
             ident = 0 if u.arg is Ops.ADD else dtypes.min(u.dtype)
-            stop(r, [(v, lambda y: y.op is Ops.CONST and y.arg == ident) for v in u.src if v.op is not Ops.RANGE])
-    # past a Sym size 03 stores 0 (an output) or what is there (in place)
+            stop(r, [(v, lambda y, b: y.op is Ops.CONST and y.arg == ident) for v in u.src if v.op is not Ops.RANGE])
+    # a store of what is there (in place) changes nothing; past a Sym size (b read when the kernel runs, not a
+    # constant) 03 stores 0 that nothing reads. A padded output owns its zeros past a constant b: they are stored.
     stores = [s for s in root.src if s.op is Ops.STORE]
     for r in {x for s in stores for x in s.src[1].toposort if x.op is Ops.RANGE and x.arg[0].startswith("gidx")}:
-        keep = lambda y, s: y.op is Ops.CONST and y.arg == 0 or y.op is Ops.LOAD and y.src[:2] == s.src[:2]
+        keep = lambda y, b, s: (y.op is Ops.CONST and y.arg == 0 and b.op is not Ops.CONST or
+                                y.op is Ops.LOAD and y.src[:2] == s.src[:2])
         stop(r, [(s.src[2], functools.partial(keep, s=s)) for s in stores])
     return _rebuild(root, new.get) if new else root
 

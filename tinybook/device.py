@@ -4,24 +4,26 @@
 
 # %% ../nbs/05_backends.ipynb #434d5ce0
 from __future__ import annotations
-import os, json, math, time, ctypes, base64, pickle, shutil, hashlib, argparse, tempfile, weakref, functools
+import os, sys, glob, json, math, time, ctypes, base64, pickle, shutil, hashlib, argparse, tempfile, weakref
+import functools
 import numpy as np
 from pathlib import Path
 from typing import Callable, NamedTuple
 from .tensor import Tensor, UOp, Ops, GroupOp, dtypes, backends, buffer_makers, device_checks, _dev, getenv
 from .tensor import f32_to_bf16, bf16_to_f32
-from .tensor import capturing
+from .tensor import capturing, default_device
 from .schedule import kernel_name, schedule_uops, run_schedule, run_kernel, kept_outputs
 from .codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, run_linear, plain_linear
 from .renderer import Renderer, CRenderer
 from .nn.state import replacing
 
 # %% auto #0
-__all__ = ['Device', 'POOL_BYTES', 'POOL_MIN', 'compiled_kernels', 'kernel_runners', 'commands', 'cache_dir', 'host_lanes',
-           'Allocator', 'Compiler', 'CompiledDevice', 'GlobalCounters', 'kernel_ops', 'kernel_reads', 'kernel_mem',
-           'count', 'host_empty', 'host_array', 'host_value', 'from_host', 'DeviceMemory', 'device_empty',
-           'CompiledKernel', 'launchable', 'kernel_key', 'search_opts', 'beam_on', 'run_kernel_on', 'run_backend',
-           'PythonRenderer', 'PythonProgram', 'PythonDevice', 'check_device', 'main']
+__all__ = ['Device', 'GPU_ORDER', 'GPU_FILES', 'POOL_BYTES', 'POOL_MIN', 'compiled_kernels', 'kernel_runners', 'commands',
+           'cache_dir', 'host_lanes', 'Allocator', 'Compiler', 'CompiledDevice', 'first_gpu', 'GlobalCounters',
+           'kernel_ops', 'kernel_reads', 'kernel_mem', 'count', 'fill_nan', 'host_empty', 'host_array', 'host_value',
+           'from_host', 'DeviceMemory', 'device_alloc', 'device_empty', 'CompiledKernel', 'launchable', 'kernel_key',
+           'search_opts', 'beam_on', 'run_kernel_on', 'run_backend', 'PythonRenderer', 'PythonProgram', 'PythonDevice',
+           'check_device', 'main']
 
 # %% ../nbs/05_backends.ipynb #fc2a1529
 def cache_dir() -> Path: return Path(os.getenv("TINYBOOK_CACHE", Path.home() / ".cache" / "tinybook"))
@@ -62,6 +64,7 @@ class CompiledDevice:
      "hooks backends differ in.")
     # True: it computes in the host's memory (CPU, PYTHON), so kernels use the buffers' host arrays in place
     host_memory = False
+    gpu = False  # True: a GPU, not a driver running on the CPU (the default device is the first GPU, below)
     def __init__(self, name:str, allocator:Allocator, renderer:Renderer, compiler:Compiler, runtime:Callable):
         self.name, self.allocator, self.renderer = name, allocator, renderer
         self.compiler, self.runtime = compiler, runtime
@@ -114,6 +117,22 @@ class _Registry:
     @DEFAULT.setter
     def DEFAULT(self, name:str): os.environ["DEV"] = _dev(name)
 Device = _Registry()
+
+# %% ../nbs/05_backends.ipynb #b7e2c4d1
+GPU_ORDER = ("CUDA", "METAL", "QCOM", "CL", "WEBGPU")  # tinygrad's order, among the devices this book has
+GPU_FILES = ("/dev/dri/renderD*", "/dev/nvidia[0-9]*", "/dev/kgsl-3d0", "/dev/dxg")
+def first_gpu(order:tuple=GPU_ORDER) -> str|None:
+    "The first device of `order` that opens here and is a GPU (its `gpu`), or None."
+    for name in order:
+        try:
+            if name in Device.makers and Device[name].gpu: return name
+        except RuntimeError: continue  # its driver is missing or fails: not this one
+    return None
+@functools.cache
+def _default() -> str:
+    "The first GPU, asked for only where a GPU's device file exists (on Linux), else CPU."
+    return (sys.platform != "linux" or any(glob.glob(f) for f in GPU_FILES)) and first_gpu() or "CPU"
+default_device[0] = _default
 
 # %% ../nbs/05_backends.ipynb #219a4b6f
 class GlobalCounters:
@@ -172,14 +191,19 @@ def _give_back(raw:np.ndarray) -> None:
     # full: start over (sizes no longer asked for go)
     if _kept[0] + raw.nbytes > POOL_BYTES: _free.clear(); _kept[0] = 0
     _free.setdefault(raw.nbytes, []).append(raw); _kept[0] += raw.nbytes
+def fill_nan(a:np.ndarray) -> np.ndarray:
+    ("`a` filled with 0xFF bytes (NaN in every float type, -1 in the ints) when `FILL_NAN=1`: what a kernel leaves "
+     "unwritten shows.")
+    if getenv("FILL_NAN"): a.view(np.uint8)[:] = 255
+    return a
 def host_empty(n:int, dt) -> np.ndarray:
     "A new array of `n` elements of numpy dtype `dt`, on memory a dead array of the same size left, when there is some."
-    if (nbytes := n * np.dtype(dt).itemsize) < POOL_MIN: return np.empty(n, dt)
+    if (nbytes := n * np.dtype(dt).itemsize) < POOL_MIN: return fill_nan(np.empty(n, dt))
     if _free.get(nbytes): raw = _free[nbytes].pop(); _kept[0] -= nbytes
     else: raw = np.empty(nbytes, np.uint8)
     lease = (ctypes.c_char * nbytes).from_buffer(raw)  # the array and every view of it keep `lease` alive
     weakref.finalize(lease, _give_back, raw).atexit = False  # at exit, live arrays may still use it
-    return np.frombuffer(lease, dt)
+    return fill_nan(np.frombuffer(lease, dt))
 def host_array(b, out:bool, dt=None) -> np.ndarray:
     ("Buffer `b` as a kernel sees it: a new array if it is an output; bfloat16 as its 16 bits, else as numpy dtype "
      "`dt` (its own).")
@@ -204,9 +228,14 @@ class DeviceMemory:
         h = host_empty(self.size, self.dev.host_dtype(self.dtype)); self.dev.allocator.copyout(h, self.mem)
         GlobalCounters.device_to_host += h.nbytes
         return host_value(self.dtype, h)
+def device_alloc(dev:CompiledDevice, nbytes:int):
+    "`nbytes` of new memory on `dev`, filled as `fill_nan` fills host memory."
+    m = dev.allocator.alloc(nbytes)
+    if getenv("FILL_NAN"): dev.allocator.copyin(m, np.full(nbytes, 255, np.uint8))
+    return m
 def device_empty(dev:CompiledDevice, b) -> DeviceMemory:
     "New memory on `dev` for a value of buffer `b`."
-    return DeviceMemory(dev, dev.allocator.alloc(max(b.size * np.dtype(dev.host_dtype(b.dtype)).itemsize, 1)),
+    return DeviceMemory(dev, device_alloc(dev, max(b.size * np.dtype(dev.host_dtype(b.dtype)).itemsize, 1)),
                         b.size, b.dtype)
 def _device_mem(dev:CompiledDevice, b):
     "Memory on `dev` holding buffer `b`'s value: where it lives, or a copy of its host value (kept on `b`)."
@@ -396,7 +425,9 @@ def check_device(name:str) -> str:
         return f"works: {dev or name}" if ok else f"wrong result {got}"
     except Exception as e: return f"not here: {e}"
 def _devices(a) -> None:
-    for name in sorted(Device.makers): print(f"{name:<8} {check_device(name)}")
+    ("Each device and whether it works; `*` marks the default (`DEV`, else the first GPU that works, else CPU).")
+    default = _dev(None, check=False)
+    for name in sorted(Device.makers): print(f"{name:<7}{'*' if name == default else ' '} {check_device(name)}")
     tmp = tempfile.mkdtemp()  # DISK maps a file: one made here for the check
     try: print(f"{'DISK':<8} {check_device(f'DISK:{tmp}/f').replace(f'{tmp}/f', '<file>')}")
     finally: shutil.rmtree(tmp)

@@ -11,7 +11,7 @@ from .tensor import Tensor, UOp, Ops, Buffer, Sym, to_dtype, patch_to, getenv, c
 from .tensor import rng_hooks, capturing, var_bounds
 from .schedule import kernel_name, in_place, kept_outputs, _reads_file
 from .runtime import cpu
-from .device import Device, CompiledKernel, device_empty, GlobalCounters, kernel_ops, kernel_mem
+from .device import Device, CompiledKernel, device_alloc, device_empty, GlobalCounters, kernel_ops, kernel_mem
 from .device import host_array, host_empty, compiled_kernels, kernel_key
 import tinybook.nn  # noqa: F401, Tensor.assign
 from .nn.state import replacing
@@ -144,7 +144,7 @@ class _Batch:
         # pointed at every call; intermediates only batches write never move
         if dev.host_memory: self.fresh = [s for s in used if s not in fixed]
         for s in used:  # a device's own memory is not read back: `.data` of a fixed slot is read in host memory only
-            if not dev.host_memory: self.mem[s] = dev.allocator.alloc(self.nbytes(s))
+            if not dev.host_memory: self.mem[s] = device_alloc(dev, self.nbytes(s))
             elif s in fixed: self.mem[s] = bufs[s].data
         kernel = lambda c: CompiledKernel(c["name"], "", dev.runtime(c["name"], libs[c["lib"]]), tuple(c["size"]),
                                           c["local"] and tuple(c["local"]), c["threads"],
@@ -384,7 +384,7 @@ def _plan(cap:_Capture, named:list[tuple[str, Tensor]], in_bufs:list[Buffer], re
                 state=[[sid.get(id(o), -1), slot(t), list(t.shape)] for t, o in state],
                 outs=[[slot(t), list(t.shape)] for t in leaves], ret=tree, steps=steps, fixed=fixed)
     proxies = [b if k == "kept" else Buffer(b.device, b.size, b.dtype,
-                                            np.empty(b.size, b.dtype.np) if k == "inter" else None)
+                                            host_empty(b.size, b.dtype.np) if k == "inter" else None)
                for k, b in zip(kinds, bufs)]  # kept: written in place, so the buffer itself
     for p, k, b in zip(proxies, kinds, bufs):
         if k == "const": p.share(b)
@@ -491,7 +491,7 @@ def load_jit(path:str|Path) -> CapturedJit:
             raise JitError(f"{path}: a program saved in format {spec.get('format', 1)}, this tinybook reads "
                            f"{JIT_FORMAT}: capture and save it again")
         bufs = [Buffer(dev, n, dt := to_dtype(d),
-                       z[f"const{s}"] if k in ("const", "kept") else np.empty(n, dt.np) if k == "inter" else None)
+                       z[f"const{s}"] if k in ("const", "kept") else host_empty(n, dt.np) if k == "inter" else None)
                 for s, (k, dev, n, d) in enumerate(spec["slots"])]
         state = [Tensor(z[f"state{i}"], device=bufs[o].device, dtype=bufs[o].dtype).reshape(shape)
                  for i, (_, o, shape) in enumerate(spec["state"])]

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from functools import cached_property
 
 # %% auto #0
-__all__ = ['promo_lattice', 'var_bounds', 'backends', 'device_checks', 'unsupported_dtypes', 'ALIASES', 'exec_rules',
-           'buffer_makers', 'writers', 'THREEFRY_ROT', 'rng_hooks', 'capturing', 'DType', 'dtypes', 'to_dtype',
-           'least_upper_dtype', 'least_upper_float', 'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32', 'cast_np', 'Ops',
-           'GroupOp', 'patch_to', 'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker', 'sym_bounds',
-           'Sym', 'argfix', 'Tensor', 'getenv', 'Context', 'interpret', 'is_dtype_supported', 'compute', 'arange_args',
-           'threefry2x32']
+__all__ = ['promo_lattice', 'var_bounds', 'backends', 'device_checks', 'unsupported_dtypes', 'ALIASES', 'default_device',
+           'exec_rules', 'buffer_makers', 'writers', 'THREEFRY_ROT', 'rng_hooks', 'capturing', 'DType', 'dtypes',
+           'to_dtype', 'least_upper_dtype', 'least_upper_float', 'sum_acc_dtype', 'f32_to_bf16', 'bf16_to_f32',
+           'cast_np', 'Ops', 'GroupOp', 'patch_to', 'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker',
+           'sym_bounds', 'Sym', 'argfix', 'Tensor', 'getenv', 'Context', 'interpret', 'is_dtype_supported', 'compute',
+           'arange_args', 'threefry2x32']
 
 # %% ../nbs/00_tensor.ipynb #fb7e92a6
 @dataclass(frozen=True, eq=False)
@@ -354,9 +354,11 @@ backends = {}  # device name -> function computing a list of UOps into numpy arr
 device_checks: dict = {}  # device name -> fn() raising when the device cannot be used here (05: its driver is missing)
 unsupported_dtypes: dict[str, set] = {}  # device name -> dtypes its kernels cannot hold (05: WebGPU lacks 64-bit types)
 ALIASES, _usable = {"GPU": "CL"}, set()  # tinygrad's older name for OpenCL; the device names checked already
+default_device = [lambda: "CPU"]  # the device when `DEV` is unset (05: a GPU that works here, else CPU)
 def _dev(device, check:bool=True) -> str:
-    "The device name in upper case (None: `DEV` or CPU; `GPU` is CL; index `:0` dropped); `disk:<path>` keeps its path."
-    d = device or os.getenv("DEV", "CPU")
+    ("The device name in upper case (None: `DEV`, else `default_device`'s; `GPU` is CL; index `:0` dropped); "
+     "`disk:<path>` keeps its path.")
+    d = device or os.getenv("DEV") or default_device[0]()
     if d[:5].upper() == "DISK:": return "DISK:" + d[5:]
     kind, _, idx = d.upper().partition(":")
     if (name := ALIASES.get(kind, kind)) in _usable and not idx or not check: return name

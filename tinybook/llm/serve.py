@@ -235,7 +235,7 @@ def _serve_args(c) -> None:
 def _serve(a) -> None:
     try: import uvicorn
     except ImportError:
-        raise SystemExit("tinybook llm serve needs FastAPI and uvicorn: pip install 'tinybook[llm]'") from None
+        raise SystemExit("tinybook llm serve needs FastAPI and uvicorn: pip install 'tinybook-dl[llm]'") from None
     tok, model = load_model(a)
     print(f"tinybook: serving {a.model} at http://{a.host}:{a.port}/v1", flush=True)
     uvicorn.run(make_app(Engine(tok, model, a.model), a.api_key), host=a.host, port=a.port, log_level="warning")

@@ -9,7 +9,7 @@ from ..tensor import patch_to
 from .gguf import gguf_read
 try: import regex  # \p{L} and friends, which `re` lacks
 except ImportError:
-    raise ImportError("tinybook.llm.tokenizer needs the regex module: pip install 'tinybook[llm]'") from None
+    raise ImportError("tinybook.llm.tokenizer needs the regex module: pip install 'tinybook-dl[llm]'") from None
 
 # %% auto #0
 __all__ = ['GPT2', 'LLAMA3', 'QWEN2', 'LLAMA3_PRE', 'CJK', 'PRE', 'BYTE_CHARS', 'CHAR_BYTES', 'CHAT_FALLBACK', 'pre_split',

@@ -227,11 +227,14 @@ class CLDevice(CompiledDevice):
     def __init__(self):
         try: import pyopencl as cl
         except ImportError:
-            raise ImportError("CL needs pyopencl: pip install 'tinybook[cl]' "
+            raise ImportError("CL needs pyopencl: pip install 'tinybook-dl[cl]' "
                               "(and an OpenCL driver, e.g. pocl-opencl-icd)") from None
-        try: dev = cl.get_platforms()[0].get_devices()[0]
-        except (cl.LogicError, IndexError):
-            raise RuntimeError("no OpenCL device: install a driver (e.g. apt install pocl-opencl-icd)") from None
+        try: devs = [d for p in cl.get_platforms() for d in p.get_devices()]
+        except cl.LogicError: devs = []
+        if not devs: raise RuntimeError("no OpenCL device: install a driver (e.g. apt install pocl-opencl-icd)")
+        # a GPU before a CPU driver (PoCL), whichever platform the loader lists first
+        dev = next((d for d in devs if d.type & cl.device_type.GPU), devs[0])
+        self.gpu = bool(dev.type & cl.device_type.GPU)
         self.cl, self.dev, self.ctx = cl, dev, cl.Context([dev])
         self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
         super().__init__("CL", _CLAllocator(self), OpenCLRenderer(fp16="cl_khr_fp16" in dev.extensions),

@@ -8,7 +8,7 @@ import os, sys, math, time, ctypes, functools, shutil, signal, hashlib, warnings
 from pathlib import Path
 from types import SimpleNamespace
 from concurrent.futures import ThreadPoolExecutor
-from ..tensor import UOp, Ops, dtypes, bf16_to_f32
+from ..tensor import UOp, Ops, dtypes, bf16_to_f32, getenv
 from ..schedule import kernel_name, run_kernel
 from ..codegen import Kernel, Opt, hand_coded_opts
 from ..renderer import CRenderer, outer_loop
@@ -31,11 +31,13 @@ def c_compiler() -> str|None:
     "The C compiler to use: `CC`, else gcc, else clang, else None."
     return next((c for c in (os.getenv("CC"), "gcc", "clang") if c and shutil.which(c)), None)
 @functools.cache
+def _l2_kib() -> int|None:
+    try: return int(Path("/sys/devices/system/cpu/cpu0/cache/index2/size").read_text().strip().rstrip("K"))
+    except (OSError, ValueError): return None
 def host_panel() -> int:
-    ("Bytes a cache block of a matmul's reused operand may take: twice a core's L2 (measured best here, the L3 backs "
-     "it), 1 MiB if unknown.")
-    try: return int(Path("/sys/devices/system/cpu/cpu0/cache/index2/size").read_text().strip().rstrip("K")) * 2048
-    except (OSError, ValueError): return 1 << 20
+    ("Bytes a cache block of a matmul's reused operand may take: twice a core's L2 (`CPU_L2` in KiB, else what "
+     "sysfs says; measured best here, the L3 backs it), 1 MiB if unknown.")
+    return 2048 * kib if (kib := getenv("CPU_L2") or _l2_kib()) else 1 << 20
 def compile_c(src:str, name:str="kernel", flags:tuple=()) -> Path:
     ("A shared library built from C `src` (with extra `flags`) for `CPU_ARCH` (gcc's -march, default native), cached "
      "on disk by a hash of all.")
@@ -82,14 +84,18 @@ def load_lib(lib:bytes) -> ctypes.CDLL:
         with replacing(p) as f: f.write(lib)
     return ctypes.CDLL(str(p))
 class CPUProgram:
-    ("A compiled kernel from a shared library `lib` (its file, or its bytes): call it with buffers (numpy arrays) to "
-     "run it.")
-    def __init__(self, name:str, lib:Path|bytes):
-        self.name, self.lib, self.checked = name, lib, False
+    ("A compiled kernel from a shared library `lib` (its file, or its bytes) and, when known, its `global_size` (its "
+     "outer loop's trips): call it with buffers (numpy arrays) to run it.")
+    def __init__(self, name:str, lib:Path|bytes, global_size:tuple|None=None):
+        self.name, self.lib, self.global_size, self.checked = name, lib, global_size, False
         self.fxn = getattr(ctypes.CDLL(str(lib)) if isinstance(lib, Path) else load_lib(lib), name)
-    def __call__(self, *arrays:np.ndarray, global_size:tuple=(1,), threads:int=1) -> float:
-        "Run with the outermost loop's `global_size[0]` trips split among `threads`; returns the seconds it took."
-        n = global_size[0]
+    def __call__(self, *arrays:np.ndarray, global_size:tuple|None=None, threads:int=1) -> float:
+        ("Run with the outermost loop's `global_size[0]` trips (its own when not given) split among `threads`; returns "
+         "the seconds it took.")
+        if (gs := global_size or self.global_size) is None:  # fewer trips than its own would compute part of its output
+            raise ValueError(f"kernel {self.name}: pass global_size=(n,), n the trips of its outer loop (the size "
+                             "`CompiledKernel` carries); this program was made without one")
+        n = gs[0]
         ptrs = [ctypes.c_void_p(a.ctypes.data) for a in arrays]
         if not self.checked: self._check(ptrs, n)
         parts = [(n * i // threads, n * (i + 1) // threads) for i in range(max(1, min(threads, n)))]
@@ -118,12 +124,13 @@ def _compile(ast:UOp, opts:list[Opt], renderer) -> CompiledKernel:
     lanes = k.lane_axis() is not None
     src = renderer.render(name, lin := k.linearize(renderer.lane_supported if lanes else renderer.supported))
     n = outer_loop(lin).arg[1] if outer_loop(lin) else 1
-    threads = 2 if kernel_ops(ast) + math.prod(k.full_shape) >= THREAD_WORK else 1
+    threads = getenv("CPU_THREADS") or (2 if kernel_ops(ast) + math.prod(k.full_shape) >= THREAD_WORK else 1)
     lib = compile_c(src, name, ("-ffp-contract=fast", SLP_FIX) * lanes + renderer.cflags)
-    return CompiledKernel(name, src, CPUProgram(name, lib), (n,), None, threads)
+    return CompiledKernel(name, src, CPUProgram(name, lib, (n,)), (n,), None, threads)
 # gcc 12 -O2 with AVX-512 miscompiles `c ? hred(acc) : 0` stores (a masked attention's scores); clang takes it
 SLP_FIX = "-fno-tree-slp-vectorize"
-# ops + loop points from which a kernel splits between two threads: waking one costs ~60 us here (measured)
+# ops + loop points from which a kernel splits between two threads: waking one costs ~60 us here (measured);
+# `CPU_THREADS=n` splits every kernel among n (a test runs small kernels split as big ones are)
 THREAD_WORK = 1 << 23
 # loop points 03's executor checks in memory; a bigger kernel is checked against itself compiled without opts
 CHECK_POINTS = 1 << 22

@@ -75,7 +75,7 @@ def _nvrtc() -> ctypes.CDLL:
     for path in [str(f) for d in dirs for f in sorted(d.glob("libnvrtc.so.*"))] + found:
         try: return ctypes.CDLL(path)
         except OSError: pass
-    raise RuntimeError("CUDA needs NVRTC: pip install 'tinybook[cuda]', or a CUDA toolkit (CUDA_PATH)")
+    raise RuntimeError("CUDA needs NVRTC: pip install 'tinybook-dl[cuda]', or a CUDA toolkit (CUDA_PATH)")
 class NVRTCCompiler(Compiler):
     def __init__(self, arch:str="compute_80"): super().__init__(f"cuda-{arch}"); self.arch, self.lib = arch, _nvrtc()
     def compile_uncached(self, src:str) -> bytes:
@@ -93,6 +93,7 @@ class NVRTCCompiler(Compiler):
 
 # %% ../../nbs/05c_cuda.ipynb #38c9697d
 class CUDADevice(CompiledDevice):
+    gpu = True
     def __init__(self):
         try: cu = ctypes.CDLL("libcuda.so.1")
         except OSError: raise RuntimeError("CUDA needs an NVIDIA GPU and its driver (libcuda.so.1 not found)") from None

@@ -436,7 +436,7 @@ class DSPProgram:
     ("A kernel's object file. Its first call links it into a library (`dsp_skel` around it) and opens that on the "
      "DSP; a call passes ION buffers.")
     def __init__(self, d:DSPDevice, name:str, obj:bytes): self.d, self.name, self.obj, self.handle = d, name, obj, None
-    def __call__(self, *bufs:ION, global_size:tuple=(1,), **kw) -> float:
+    def __call__(self, *bufs:ION, global_size:tuple, **kw) -> float:
         if self.handle is None:  # one kernel on every buffer, its trips read from the call's sizes
             calls = [(0, list(range(len(bufs))), f"sz[{len(bufs)}]")]
             self.handle = self.d.load([(self.name, self.obj)], calls, len(bufs))

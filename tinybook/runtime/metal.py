@@ -51,6 +51,7 @@ class _MTLSize(ctypes.Structure): _fields_ = [("w", ctypes.c_ulong), ("h", ctype
 class MetalDevice(CompiledDevice):
     def __init__(self):
         if sys.platform != "darwin": raise RuntimeError("METAL needs macOS and its Metal framework")
+        self.gpu = True
         self.objc = ctypes.CDLL("/usr/lib/libobjc.dylib")
         metal = ctypes.CDLL("/System/Library/Frameworks/Metal.framework/Metal")
         self.objc.sel_registerName.restype = self.objc.objc_getClass.restype = ctypes.c_void_p

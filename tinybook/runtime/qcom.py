@@ -483,6 +483,7 @@ class _MockCompiler(Compiler):
 class QCOMDevice(CompiledDevice):
     def __init__(self):
         self.db, mock = RegDB(), bool(int(os.getenv("QCOM_MOCK", "0")))
+        self.gpu = not mock
         if not mock and not os.path.exists("/dev/kgsl-3d0"):
             raise RuntimeError("QCOM drives a Snapdragon's Adreno GPU through /dev/kgsl-3d0, which this machine lacks "
                                "(QCOM_MOCK=1: 06's mock, on PoCL)")

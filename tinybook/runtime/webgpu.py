@@ -135,13 +135,14 @@ class WebGPUDevice(CompiledDevice):
     def __init__(self):
         try: import wgpu
         except ImportError:
-            raise ImportError("WEBGPU needs wgpu: pip install 'tinybook[webgpu]' "
+            raise ImportError("WEBGPU needs wgpu: pip install 'tinybook-dl[webgpu]' "
                               "(and a Vulkan, Metal or D3D12 driver)") from None
         # else libwayland, probed, complains
         if not os.environ.get("XDG_RUNTIME_DIR"): os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp()
         if (adapter := wgpu.gpu.request_adapter_sync(power_preference="high-performance")) is None:
             raise RuntimeError("no WebGPU adapter: install a Vulkan driver (e.g. apt install mesa-vulkan-drivers)")
         f16 = "shader-f16" in adapter.features
+        self.gpu = adapter.info["adapter_type"] in ("DiscreteGPU", "IntegratedGPU")  # not lavapipe's "CPU"
         self.wgpu, self.adapter = wgpu, adapter
         self.dev = adapter.request_device_sync(required_features=["shader-f16"] * f16)
         super().__init__("WEBGPU", _WGPUAllocator(self), WGSLRenderer(f16), Compiler("wgsl"),
@@ -167,7 +168,8 @@ class _WGPUAllocator(Allocator):
         return self.d.dev.create_buffer(size=(nbytes + 3) // 4 * 4, usage=usage)
     def free(self, buf): buf.destroy()
     def copyin(self, buf, src:np.ndarray):
-        b = src.reshape(-1).view(np.uint8); self.d.dev.queue.write_buffer(buf, 0, np.pad(b, (0, -len(b) % 4)))
+        b = src.reshape(-1).view(np.uint8)
+        if len(b): self.d.dev.queue.write_buffer(buf, 0, np.pad(b, (0, -len(b) % 4)))  # wgpu refuses 0 bytes
     def copyout(self, dest:np.ndarray, buf):
         dest.reshape(-1).view(np.uint8)[:] = np.frombuffer(self.d.dev.queue.read_buffer(buf), np.uint8)[:dest.nbytes]
     def copy(self, dest, src, nbytes:int):
