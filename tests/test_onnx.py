@@ -1,4 +1,4 @@
-"onnx's own backend test suite against tinybook.onnx: the node tests (with the exclusion list below) and the nine light_* real models."
+"onnx's own backend test suite against tinybook.onnx: the node tests (with the exclusion list below) and the light_* real models."
 import re, unittest, warnings
 import pytest
 onnx = pytest.importorskip("onnx"); ort_backend = pytest.importorskip("onnxruntime.backend")
@@ -47,9 +47,9 @@ def test_node_tests(capsys):
     assert 1 - len(fails) / len(ort_ok) >= 0.9
 
 def test_real_models():
-    "The nine light_* models (AlexNet, ResNet50, Inception v1/v2, DenseNet121, ShuffleNet, SqueezeNet, VGG19, ZFNet512) on the CPU."
+    "Seven light_* models (AlexNet, ResNet50, Inception v1/v2, DenseNet121, VGG19, ZFNet512) on the CPU; 10_onnx runs the other two."
     import onnx.backend.test
-    bt = onnx.backend.test.BackendTest(Backend, __name__)
-    suite = unittest.TestLoader().loadTestsFromTestCase(bt.include(r"_cpu$").test_cases["OnnxBackendRealModelTest"])
+    bt = onnx.backend.test.BackendTest(Backend, __name__).include(r"_cpu$").exclude(r"(squeezenet|shufflenet)")
+    suite = unittest.TestLoader().loadTestsFromTestCase(bt.test_cases["OnnxBackendRealModelTest"])
     res = unittest.TestResult(); suite.run(res)
-    assert (res.testsRun - len(res.skipped), [(t.id(), e[-500:]) for t, e in res.failures + res.errors]) == (9, [])
+    assert (res.testsRun - len(res.skipped), [(t.id(), e[-500:]) for t, e in res.failures + res.errors]) == (7, [])

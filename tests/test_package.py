@@ -74,7 +74,7 @@ def test_wheel_in_a_fresh_venv(tmp_path):
     whl, = (tmp_path / "dist").glob(f"{dist_name().replace('-', '_')}-*-py3-none-any.whl")
     venv = tmp_path / "venv"
     sh(sys.executable, "-m", "venv", venv, cwd=tmp_path)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "DEV")}  # DEV: tinygrad's import sets it
     sh(venv / "bin" / "python", "-m", "pip", "install", "-q", whl, cwd=tmp_path, env=env)  # numpy from pip's cache or the index
     py = lambda code: sh(venv / "bin" / "python", "-c", code, cwd=tmp_path, env=env)  # run outside the clone: the wheel, not the source
     assert py("import tinybook; print(tinybook.__file__)").startswith(str(venv))
