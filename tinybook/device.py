@@ -113,7 +113,7 @@ class _Registry:
                 raise RuntimeError(f"device {name} is not available here: {e}") from None
         return self.made[name]
     @property
-    def DEFAULT(self) -> str: return _dev(None)  # tinygrad's name for the default device: `DEV`, else CPU
+    def DEFAULT(self) -> str: return _dev(None)  # tinygrad's name: `DEV`, else the first GPU, else CPU
     @DEFAULT.setter
     def DEFAULT(self, name:str): os.environ["DEV"] = _dev(name)
 Device = _Registry()
