@@ -73,9 +73,9 @@ def test_ops_against_torch(device):
                         bad.append(f"{name} {part}: {g} != {t}")
     assert not bad, f"{device}: " + "\n".join(bad)
 
-@pytest.mark.parametrize("device", ["DSP", "QCOM"])
+@pytest.mark.parametrize("device", DEVICES + ["DSP", "QCOM"])
 def test_issue_reproductions(device, monkeypatch):
-    "The issue's two reproductions, after other work, on the emulated DSP and the mock Adreno too."
+    "The issue's two reproductions and `eye`, after other work, on every device here (the DSP under qemu, the Adreno mocked)."
     monkeypatch.setenv("QCOM_MOCK", "1")
     if not check_device(device).startswith("works"): pytest.skip(check_device(device))
     (Tensor.rand(16, 16, device=device) @ Tensor.rand(16, 16, device=device)).numpy()  # earlier work
