@@ -3,7 +3,7 @@ hands out filled with 0xFF bytes (FILL_NAN=1): a kernel that leaves part of its 
 fresh process's zeroed memory would hide it (issue 20/27: a padded constant, a slice's gradient, `eye`)."""
 import numpy as np, pytest, torch
 import torch.nn.functional as F
-from tinybook import Tensor, Device
+from tinybook import Tensor
 from tinybook.device import check_device
 
 def tpad(x, p):  # tinybook's pad takes (before, after) per axis from the first; torch's from the last axis, flat

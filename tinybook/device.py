@@ -231,7 +231,7 @@ class DeviceMemory:
 def device_alloc(dev:CompiledDevice, nbytes:int):
     "`nbytes` of new memory on `dev`, filled as `fill_nan` fills host memory."
     m = dev.allocator.alloc(nbytes)
-    if getenv("FILL_NAN"): dev.allocator.copyin(m, np.full(nbytes, 255, np.uint8))
+    if getenv("FILL_NAN"): dev.allocator.copyin(m, fill_nan(np.empty(nbytes, np.uint8)))
     return m
 def device_empty(dev:CompiledDevice, b) -> DeviceMemory:
     "New memory on `dev` for a value of buffer `b`."

@@ -49,9 +49,9 @@ class MetalRenderer(WorkgroupRenderer, CRenderer):
 # %% ../../nbs/05d_metal.ipynb #6240807e
 class _MTLSize(ctypes.Structure): _fields_ = [("w", ctypes.c_ulong), ("h", ctypes.c_ulong), ("d", ctypes.c_ulong)]
 class MetalDevice(CompiledDevice):
+    gpu = True
     def __init__(self):
         if sys.platform != "darwin": raise RuntimeError("METAL needs macOS and its Metal framework")
-        self.gpu = True
         self.objc = ctypes.CDLL("/usr/lib/libobjc.dylib")
         metal = ctypes.CDLL("/System/Library/Frameworks/Metal.framework/Metal")
         self.objc.sel_registerName.restype = self.objc.objc_getClass.restype = ctypes.c_void_p
