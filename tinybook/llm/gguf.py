@@ -4,18 +4,20 @@
 
 # %% ../../nbs/09_llm.ipynb #eec4e352
 from __future__ import annotations
-import os, math, struct, numpy as np
+import os, math, struct, reprlib, numpy as np
 from typing import NamedTuple
 from ..tensor import Tensor, dtypes
 import tinybook.ops, tinybook.schedule, tinybook.device  # noqa: F401, E401 (Tensor API, its kernels, DISK device)
 
 # %% auto #0
-__all__ = ['VALUE_FMT', 'GGML_TYPES', 'GGML_OTHER', 'NATIVE', 'DEQUANT', 'SUB', 'GGUFError', 'GGUFTensor', 'gguf_read',
-           'gguf_write', 'quantize', 'gguf_tensors', 'dequantize', 'q8_blocks', 'qlinear', 'gguf_load']
+__all__ = ['VALUE_FMT', 'MAX_NEST', 'GGML_TYPES', 'GGML_OTHER', 'NATIVE', 'DEQUANT', 'SUB', 'GGUFError', 'GGUFTensor',
+           'gguf_read', 'gguf_write', 'quantize', 'gguf_get', 'gguf_tensors', 'dequantize', 'q8_blocks', 'qlinear',
+           'gguf_load']
 
 # %% ../../nbs/09_llm.ipynb #c8b80667
 # 8: string, 9: array
 VALUE_FMT = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+MAX_NEST = 3  # arrays of arrays: llama.cpp reads none, the gguf package any; deeper is a file made to exhaust the stack
 class GGUFError(ValueError): "A file that is not valid GGUF, or that tinybook can't load; names the key or tensor."
 class _Reader:
     "Little-endian values at a moving position in `buf`; reading past its end names what was being read."
@@ -30,16 +32,17 @@ class _Reader:
     def str(self) -> str:
         try: return bytes(self.take(self.num("<Q"))).decode()
         except UnicodeDecodeError: self.fail(f"{self.what}: a string that is not UTF-8")
-    def value(self, t:int):
+    def value(self, t:int, depth:int=0):
         "A value of type `t`: a number, a string, or a list (an array of numbers is read in one go)."
         if t in VALUE_FMT: return self.num(VALUE_FMT[t])
         if t == 8: return self.str()
         if t != 9: self.fail(f"{self.what}: unknown value type {t} (expected 0 to 12)")
+        if depth == MAX_NEST: self.fail(f"{self.what}: arrays nested more than {MAX_NEST} deep")
         et, n = self.num("<I"), self.num("<Q")
         if n > len(self.buf) - self.pos:
             self.fail(f"truncated in {self.what}: an array of {n} elements, {len(self.buf) - self.pos} bytes left")
         if et in VALUE_FMT: return np.frombuffer(self.take(n * struct.calcsize(VALUE_FMT[et])), VALUE_FMT[et]).tolist()
-        return [self.value(et) for _ in range(n)]
+        return [self.value(et, depth + 1) for _ in range(n)]
 
 # %% ../../nbs/09_llm.ipynb #8172d330
 GGML_TYPES = {  # id: (name, elements per block, bytes per block)
@@ -62,34 +65,46 @@ class GGUFTensor(NamedTuple):
     type: int
     offset: int
     nbytes: int
-def _tensor(r:_Reader, start:int, align:int, name:str, shape:tuple, t:int, off:int) -> GGUFTensor:
-    "The checked table entry of tensor `name` at `off` in the data section (which starts at byte `start`)."
+def _tensor(r:_Reader, start:int, at:int, align:int, name:str, shape:tuple, t:int, off:int) -> GGUFTensor:
+    "The checked table entry of tensor `name` at `off` in the data section (at byte `start`), where `at` is expected."
     if t not in GGML_TYPES:
         r.fail(f"tensor {name!r}: ggml type {GGML_OTHER.get(t, t)} is not supported (supported: "
                f"{', '.join(v[0] for v in GGML_TYPES.values())})")
     kind, blk, nb = GGML_TYPES[t]
-    if shape and shape[-1] % blk:
-        r.fail(f"tensor {name!r}: a row of {shape[-1]} elements is not whole {kind} blocks of {blk}")
-    if off % align: r.fail(f"tensor {name!r}: its data offset {off} is not a multiple of the alignment {align}")
+    if (shape or (1,))[-1] % blk:
+        r.fail(f"tensor {name!r}: a row of {(shape or (1,))[-1]} elements is not whole {kind} blocks of {blk}")
+    if off != at:  # llama.cpp's rule: the tensors lie in order, each padded to the alignment, no gaps, no overlaps
+        r.fail(f"tensor {name!r}: its data offset is {off}, not {at} (where the tensors before it end, padded)")
     if (end := start + off + (n := math.prod(shape) // blk * nb)) > len(r.buf):
         r.fail(f"truncated: tensor {name!r} needs bytes up to {end}, the file has {len(r.buf)}")
     return GGUFTensor(name, shape, t, start + off, n)
+def _info(r:_Reader, names:set) -> tuple:
+    "One tensor's (name, numpy shape, ggml type, offset), its name new and under 64 bytes, its dims' product an int64."
+    name = r.str(); r.what = f"tensor {name!r}"
+    if len(name.encode()) >= 64 or name in names: r.fail(f"tensor {name!r}: a name repeated or of 64 bytes or more")
+    if (nd := r.num("<I")) > 4: r.fail(f"tensor {name!r} has {nd} dimensions, at most 4")
+    if math.prod(dims := [r.num("<Q") for _ in range(nd)]) >= 2**63 - 1 or max(dims, default=0) >= 2**63:
+        r.fail(f"tensor {name!r}: dimensions {dims} hold 2^63 elements or more")
+    names.add(name)
+    return name, tuple(reversed(dims)), r.num("<I"), r.num("<Q")
 def gguf_read(path:str) -> tuple[dict, list[GGUFTensor]]:
     "The metadata and the checked tensor table of the GGUF file at `path` (a `GGUFError` names what is wrong)."
     r = _Reader(memoryview(np.memmap(path, np.uint8, "r")) if os.path.getsize(path) else memoryview(b""), path)
     if (magic := bytes(r.take(4))) != b"GGUF": r.fail(f"not a GGUF file: it starts with {magic!r}, not b'GGUF'")
     if (version := r.num("<I")) not in (2, 3): r.fail(f"GGUF version {version} is not supported (2 and 3 are)")
-    n_tensors, n_kv, meta, infos = r.num("<Q"), r.num("<Q"), {}, []
+    n_tensors, n_kv, meta, names = r.num("<Q"), r.num("<Q"), {}, set()
     for i in range(n_kv):
         r.what = f"metadata entry {i}"; key = r.str(); r.what = f"metadata key {key!r}"
-        meta[key] = r.value(r.num("<I"))
-    for i in range(n_tensors):
-        r.what = f"tensor info {i}"; name = r.str(); r.what = f"tensor {name!r}"
-        if (nd := r.num("<I")) > 4: r.fail(f"tensor {name!r} has {nd} dimensions, at most 4")
-        infos.append((name, tuple(reversed([r.num("<Q") for _ in range(nd)])), r.num("<I"), r.num("<Q")))
-    if not isinstance(align := meta.get("general.alignment", 32), int) or align <= 0 or align % 8:
-        r.fail(f"general.alignment is {align!r}: expected a positive multiple of 8")
-    return meta, [_tensor(r, -(-r.pos // align) * align, align, *i) for i in infos]
+        if not key or key in meta: r.fail(f"metadata entry {i}: its key {key!r} is {'a repeat' if key else 'empty'}")
+        meta[key] = r.value(t := r.num("<I"))
+        if key == "general.alignment" and t != 4: r.fail(f"general.alignment has value type {t}, not 4 (uint32)")
+    infos = []
+    for i in range(n_tensors): r.what = f"tensor info {i}"; infos.append(_info(r, names))
+    if (align := meta.get("general.alignment", 32)) < 8 or align & (align - 1):
+        r.fail(f"general.alignment is {align}: expected a power of two, at least 8")
+    start, at, out = -(-r.pos // align) * align, 0, []
+    for i in infos: out.append(t := _tensor(r, start, at, align, *i)); at += -(-t.nbytes // align) * align
+    return meta, out
 
 # %% ../../nbs/09_llm.ipynb #4550bc71
 def _value(v) -> tuple[int, object]:
@@ -130,6 +145,22 @@ def quantize(x, t:int) -> bytes:
         q = (np.sign(s) * (np.floor(a := np.abs(s)) + np.floor(2 * (a - np.floor(a))))).astype(np.int8).view(np.uint8)
     else: q = np.trunc(s + np.float32(8.5)).astype(np.uint8).clip(0, 15).reshape(-1, 2, 16); q = q[:, 0] | q[:, 1] << 4
     return np.concatenate([d.astype(np.float16).view(np.uint8), q], 1).tobytes()
+
+# %% ../../nbs/09_llm.ipynb #b7d133a8
+def _is(v, kind) -> bool:
+    "Is `v` a `kind` (`[kind]`: a list of them)? A bool is no int, an int is a float."
+    if isinstance(kind, list): return isinstance(v, list) and all(_is(x, kind[0]) for x in v)
+    return type(v) is kind or kind is float and type(v) is int
+def gguf_get(meta:dict, key:str, kind=int, default=GGUFError):
+    "Metadata value `key` if it is a `kind` (int, float, str, bool, `[str]`...), `default` if absent, else a GGUFError."
+    if key not in meta:
+        if default is GGUFError: raise GGUFError(f"the metadata has no {key}")
+        return default
+    if not _is(v := meta[key], kind):
+        want = f"a list of {kind[0].__name__}" if isinstance(kind, list) else kind.__name__
+        raise GGUFError(f"{key} is {reprlib.repr(v)}: expected {want}")
+    return float(v) if kind is float else v
+
 
 # %% ../../nbs/09_llm.ipynb #72ff2356
 def gguf_tensors(path:str) -> tuple[dict, dict[str, tuple[Tensor, GGUFTensor]]]:
