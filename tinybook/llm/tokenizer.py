@@ -6,14 +6,14 @@
 from __future__ import annotations
 import heapq, base64, math
 from ..tensor import patch_to
-from .gguf import gguf_read
+from .gguf import gguf_read, gguf_get, GGUFError
 try: import regex  # \p{L} and friends, which `re` lacks
 except ImportError:
     raise ImportError("tinybook.llm.tokenizer needs the regex module: pip install 'tinybook-dl[llm]'") from None
 
 # %% auto #0
 __all__ = ['GPT2', 'LLAMA3', 'QWEN2', 'LLAMA3_PRE', 'CJK', 'PRE', 'BYTE_CHARS', 'CHAR_BYTES', 'CHAT_FALLBACK', 'pre_split',
-           'Tokenizer', 'Detokenizer']
+           'check_vocab', 'Tokenizer', 'Detokenizer']
 
 # %% ../../nbs/09a_tokenizer.ipynb #b0681b54
 GPT2 = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
@@ -63,6 +63,17 @@ _KEEP = [*range(33, 127), *range(161, 173), *range(174, 256)]
 BYTE_CHARS = {b: chr(b if b in _KEEP else 256 + [x for x in range(256) if x not in _KEEP].index(b)) for b in range(256)}
 CHAR_BYTES = {c: b for b, c in BYTE_CHARS.items()}
 
+# %% ../../nbs/09a_tokenizer.ipynb #3c1f8e33
+def check_vocab(path:str, tokens:list, types:list|None, scores:list|None, model:str, ids:dict) -> None:
+    "Refuse (GGUFError) empty `tokens`, `types` or `scores` that do not number them, special `ids` outside them."
+    if not (n := len(tokens)): raise GGUFError(f"{path}: tokenizer.ggml.tokens is empty")
+    for key, v in (("token_type", types), ("scores", scores)):
+        if v is not None and len(v) != n: raise GGUFError(f"{path}: tokenizer.ggml.{key} has {len(v)} entries, not {n}")
+    for key, i in ids.items():
+        if i is not None and not 0 <= i < n: raise GGUFError(f"{path}: tokenizer.ggml.{key} {i} is not in 0..{n - 1}")
+    bad = [t for t, ty in zip(tokens, types or []) if ty == 6 and not regex.fullmatch("<0x[0-9A-Fa-f]{2}>", t)]
+    if model == "llama" and bad: raise GGUFError(f"{path}: byte token {bad[0]!r} is not <0xNN>")
+
 # %% ../../nbs/09a_tokenizer.ipynb #70b972bd
 class Tokenizer:
     "A GGUF file's tokenizer: `model` 'gpt2' (byte BPE, `merges`) or 'llama' (SentencePiece, `scores`); `pre`: split."
@@ -87,16 +98,22 @@ class Tokenizer:
                         for k, want in ((False, (4,)), (True, (3, 4)))}
     @classmethod
     def from_gguf(cls, path:str) -> Tokenizer:
-        "The tokenizer in the metadata of the GGUF file at `path` (a clear error when a key it needs is missing)."
+        "The tokenizer in the metadata of the GGUF file at `path`, each key checked (a GGUFError names what is wrong)."
         m, k = gguf_read(path)[0], "tokenizer.ggml."
         for key in ("model", "tokens"):
-            if k + key not in m: raise ValueError(f"{path}: no {k + key} in its metadata: the file has no tokenizer")
-        bos = m.get(k + "add_bos_token", m[k + "model"] == "llama" or m.get(k + "pre") in LLAMA3_PRE)
-        tok = cls(m[k + "tokens"], m.get(k + "token_type"), m[k + "model"], m.get(k + "merges", ()),
-                  m.get(k + "scores"), m.get(k + "pre", "default"),
-                  m.get(k + "bos_token_id"), m.get(k + "eos_token_id"), bos, m.get(k + "add_eos_token", False),
-                  m.get(k + "add_space_prefix", True), m.get(k + "unknown_token_id"))
-        tok.template, tok.arch = m.get("tokenizer.chat_template"), m.get("general.architecture")  # for `chat`, below
+            if k + key not in m: raise GGUFError(f"{path}: no {k + key} in its metadata: the file has no tokenizer")
+        g = lambda key, kind=int, default=None: gguf_get(m, k + key, kind, default)
+        model, tokens, types, scores, pre = g("model", str), g("tokens", [str]), g("token_type", [int]), \
+            g("scores", [float]), g("pre", str, "default")
+        check_vocab(path, tokens, types, scores, model, {x: g(x) for x in ("bos_token_id", "eos_token_id",
+                                                                             "unknown_token_id")})
+        try: tok = cls(tokens, types, model, g("merges", [str], ()), scores, pre, g("bos_token_id"), g("eos_token_id"),
+                       g("add_bos_token", bool, model == "llama" or pre in LLAMA3_PRE), g("add_eos_token", bool, False),
+                       g("add_space_prefix", bool, True), g("unknown_token_id"))
+        except ValueError as e: raise GGUFError(f"{path}: {e}") from None
+        # for `chat`, below
+        tok.template, tok.arch = (gguf_get(m, x, str, None) for x in ("tokenizer.chat_template",
+                                                                      "general.architecture"))
         return tok
 
 # %% ../../nbs/09a_tokenizer.ipynb #2416c047
