@@ -4,17 +4,18 @@
 
 # %% ../../nbs/09b_model.ipynb #c73a8fcf
 from __future__ import annotations
-import os, urllib.request, numpy as np
+import os, math, urllib.request, numpy as np
 from pathlib import Path
 from dataclasses import dataclass
 from ..tensor import Tensor, patch_to
 from ..jit import Variable, TinyJit
-from .gguf import gguf_tensors, gguf_write, quantize, dequantize, qlinear, NATIVE, GGML_TYPES
+from .gguf import gguf_tensors, gguf_write, gguf_get, quantize, dequantize, qlinear, GGUFError
+from .gguf import NATIVE, GGML_TYPES
 from ..device import commands
 
 # %% auto #0
-__all__ = ['ARCHS', 'ASCII_VOCAB', 'MODELS', 'llm_commands', 'Config', 'Linear', 'Transformer', 'random_llama', 'Sampler',
-           'generate', 'StopText', 'generate_text', 'model_path', 'model_args', 'load_model']
+__all__ = ['ARCHS', 'NORM_TYPES', 'ASCII_VOCAB', 'MODELS', 'llm_commands', 'Config', 'check_weights', 'Linear', 'Transformer',
+           'random_llama', 'Sampler', 'generate', 'StopText', 'generate_text', 'model_path', 'model_args', 'load_model']
 
 # %% ../../nbs/09b_model.ipynb #c5e6eaef
 # architecture -> does it RMS-normalize queries and keys per head (and rotate half-heads)
@@ -33,19 +34,55 @@ class Config:
     rope_base: float
     ctx: int
     window: int = 0  # Gemma 3: five blocks in six attend to the last `window` positions only, with RoPE base 10000
+    vocab: int = 0  # the tokenizer's tokens (0: the file has no tokenizer)
     @classmethod
     def from_meta(cls, m:dict) -> Config:
-        if (a := m.get("general.architecture")) not in ARCHS:
-            raise ValueError(f"architecture {a!r} is not supported: {', '.join(ARCHS)}")
-        def get(k:str, default=None):
-            if (v := m.get(f"{a}.{k}", default)) is None: raise ValueError(f"the model's metadata has no {a}.{k}")
+        "The shape in metadata `m`, checked: integers 1..2^31-1, heads a multiple of kv heads, eps and base finite > 0."
+        if (a := gguf_get(m, "general.architecture", str, None)) not in ARCHS:
+            raise GGUFError(f"architecture {a!r} is not supported: {', '.join(ARCHS)}")
+        def get(k:str, kind=int, default=GGUFError):
+            v = gguf_get(m, f"{a}.{k}", kind, default)
+            if not (0 < v < 2**31 if kind is int else 0 < v < math.inf):
+                raise GGUFError(f"{a}.{k} is {v}: expected {'1..2^31-1' if kind is int else 'a finite number > 0'}")
             return v
         dim, heads = get("embedding_length"), get("attention.head_count")
-        return cls(a, dim, get("block_count"), heads, get("attention.head_count_kv", heads),
-                   get("attention.key_length", dim // heads), get("feed_forward_length"),
-                   get("attention.layer_norm_rms_epsilon"), get("rope.freq_base", 10000.0), get("context_length"),
-                   get("attention.sliding_window") if a == "gemma3" else 0)
+        c = cls(a, dim, get("block_count"), heads, get("attention.head_count_kv", default=heads),
+                get("attention.key_length", default=max(dim // heads, 1)), get("feed_forward_length"),
+                get("attention.layer_norm_rms_epsilon", float), get("rope.freq_base", float, 10000.0),
+                get("context_length"), get("attention.sliding_window") if a == "gemma3" else 0,
+                len(gguf_get(m, "tokenizer.ggml.tokens", [str], [])))
+        vl, rd = get("attention.value_length", default=c.head_dim), get("rope.dimension_count", default=c.head_dim)
+        checks = (("attention.head_count_kv", c.kv_heads, heads % c.kv_heads == 0, f"does not divide {heads}"),
+                  ("attention.key_length", c.head_dim, c.head_dim % 2 == 0, "is odd: RoPE turns pairs"),
+                  ("attention.value_length", vl, vl == c.head_dim, f"is not the key length {c.head_dim}"),
+                  ("rope.dimension_count", rd, rd == c.head_dim, f"is not the head size {c.head_dim}"))
+        for k, v, ok, why in checks:
+            if not ok: raise GGUFError(f"{a}.{k} {v} {why}")
+        return c
     def local(self, i:int) -> bool: return self.window > 0 and i % 6 != 5  # a sliding-window block
+
+# %% ../../nbs/09b_model.ipynb #20f65c51
+NORM_TYPES = (0, 1, 30)  # F32, F16, BF16: the float types a norm's weight may have
+def _weights(c:Config, vocab:int):
+    "(name, numpy shape, required) of each weight `c` implies, block by block."
+    d, q, kv, f, hd = c.dim, c.heads * c.head_dim, c.kv_heads * c.head_dim, c.hidden, c.head_dim
+    yield from (("token_embd", (vocab, d), True), ("output_norm", (d,), True), ("output", (vocab, d), False),
+                ("rope_freqs", (hd // 2,), False))
+    for i in range(c.layers):
+        b = {"attn_norm": (d,), "attn_q": (q, d), "attn_k": (kv, d), "attn_v": (kv, d), "attn_output": (d, q),
+             "ffn_norm": (d,), "ffn_gate": (f, d), "ffn_up": (f, d), "ffn_down": (d, f)}
+        b |= {"attn_q_norm": (hd,), "attn_k_norm": (hd,)} if ARCHS[c.arch] else {}
+        b |= {"post_attention_norm": (d,), "post_ffw_norm": (d,)} if c.arch == "gemma3" else {}
+        yield from ((f"blk.{i}.{k}", s, True) for k, s in b.items())
+def check_weights(c:Config, ts:dict) -> None:
+    "Refuse (GGUFError) tensors `ts` (name -> (bytes, GGUFTensor)) lacking a weight `c` implies, or of another shape."
+    vocab = c.vocab or (ts["token_embd.weight"][1].shape + (0,))[0] if "token_embd.weight" in ts else c.vocab
+    for name, shape, need in _weights(c, vocab):
+        if (t := ts.get(name := name + ".weight", (None, None))[1]) is None:
+            if need: raise GGUFError(f"the model has no tensor {name!r}")
+        elif t.shape != shape: raise GGUFError(f"tensor {name!r} has shape {t.shape}, the metadata implies {shape}")
+        elif len(shape) == 1 and t.type not in NORM_TYPES:
+            raise GGUFError(f"tensor {name!r} is {GGML_TYPES[t.type][0]}: a norm's weight is F32, F16 or BF16")
 
 # %% ../../nbs/09b_model.ipynb #fc223e37
 class Linear:
@@ -63,16 +100,18 @@ class Linear:
 class Transformer:
     "A Llama, Qwen3 or Gemma 3 from GGUF tensors `ts` (name -> (bytes, GGUFTensor)), KV cache of `max_ctx` on `device`."
     def __init__(self, cfg:Config, ts:dict, max_ctx:int, device:str|None=None, q8:bool=False):
-        def w(name:str, need:bool=True):
-            if name not in ts:
-                if need: raise ValueError(f"the model has no tensor {name!r}")
-                return None
+        check_weights(cfg, ts)  # before anything is allocated
+        # Llama 3.x: each frequency divided by its factor
+        f = ts["rope_freqs.weight"][0].numpy() if "rope_freqs.weight" in ts else 1
+        if not np.all((f > 0) & (f < np.inf)): raise GGUFError("tensor 'rope_freqs.weight': a factor not > 0")
+        def w(name:str):
+            if name not in ts: return None
             raw, t = ts[name]
             if t.type in NATIVE and len(t.shape) == 1: return raw.to(device).float().realize()  # a norm's weight
             return Linear(raw.to(device).realize(), t.type, t.shape, q8)
         self.cfg, self.max_ctx, self.device = cfg, max_ctx, device
         self.embed, self.norm = w("token_embd.weight"), w("output_norm.weight")
-        self.out = w("output.weight", False) or self.embed  # tied
+        self.out, self.vocab = w("output.weight") or self.embed, self.embed.shape[0]  # tied
         names = ["attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"]
         names += ["post_attention_norm", "post_ffw_norm"] * (cfg.arch == "gemma3")
         names += ["attn_q_norm", "attn_k_norm"] * ARCHS[cfg.arch]
@@ -81,8 +120,6 @@ class Transformer:
         self.cache = [(zeros(), zeros()) for _ in range(cfg.layers)]
         self.cached, self.steps = [], {}  # cached: the tokens `feed` left there
         bases = {cfg.rope_base, 10000.0 if cfg.window else cfg.rope_base}  # Gemma's windowed blocks: base 10000
-        # Llama 3.x: each frequency divided by its factor
-        f = ts["rope_freqs.weight"][0].numpy() if "rope_freqs.weight" in ts else 1
         self.rope = {b: [t.realize() for t in Tensor.rope_freqs(cfg.head_dim, max_ctx, b, device, f)] for b in bases}
     @classmethod
     def from_gguf(cls, path:str, max_ctx:int=4096, device:str|None=None, q8:bool=False) -> tuple[Transformer, dict]:
@@ -132,6 +169,8 @@ def feed(self, ids:list[int], at:int) -> Tensor:
     "Logits after tokens `ids` at positions `at`.. (the cache holds the `at` before them), in jitted chunks of 2^k."
     if not ids or at + len(ids) > self.max_ctx:
         raise ValueError(f"feed: {len(ids)} tokens at {at} do not fit a cache of {self.max_ctx}")
+    if bad := [i for i in ids if i not in range(self.vocab)]:
+        raise ValueError(f"feed: token id {bad[0]!r} is not in the vocabulary (0..{self.vocab - 1})")
     self.cached = kept = self.cached[:at]  # rows from `at` on are rewritten: if this fails, they hold nothing known
     rest, p = list(ids), at
     while rest:
@@ -273,7 +312,8 @@ def load_model(a):
     from tinybook.llm.tokenizer import Tokenizer
     try: path = model_path(a.model)
     except (ValueError, RuntimeError) as e: raise SystemExit(f"tinybook llm: {e}") from None
-    return Tokenizer.from_gguf(path), Transformer.from_gguf(path, a.ctx, q8=a.q8)[0]
+    try: return Tokenizer.from_gguf(path), Transformer.from_gguf(path, a.ctx, q8=a.q8)[0]
+    except GGUFError as e: raise SystemExit(f"tinybook llm: {e}") from None  # a bad file: one line, no traceback
 
 # %% ../../nbs/09b_model.ipynb #0d4d511a
 def _run(a, chat:bool) -> None:
