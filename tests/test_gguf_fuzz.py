@@ -34,11 +34,13 @@ def _meta_rules(f:dict, shapes:dict) -> bool:
     if None in (dim, layers, heads, hidden, ctx) or None in (pos(g("attention.layer_norm_rms_epsilon")),
                                                              pos(g("rope.freq_base"), 10000.0)): return False
     kv, hd = ints(g("attention.head_count_kv"), heads), ints(g("attention.key_length"), max(dim // heads, 1))
-    if kv is None or hd is None or heads % kv or hd % 2 or (arch == "gemma3" and ints(g("attention.sliding_window")) is None):
+    if kv is None or hd is None or heads % kv or hd % 2: return False
+    if arch == "gemma3" and ints(g("attention.sliding_window")) is None:
         return False
     if any(ints(g(k), hd) != hd for k in ("attention.value_length", "rope.dimension_count")): return False
     # the tokenizer
-    arr = lambda k, kinds: k in f and int(f[k].types[0]) == ARR and (len(f[k].types) == 1 or int(f[k].types[1]) in kinds)
+    arr = lambda k, kinds: k in f and int(f[k].types[0]) == ARR and (len(f[k].types) == 1 or
+                                                                     int(f[k].types[1]) in kinds)
     if not arr("tokenizer.ggml.tokens", {STR}) or not (n := len(toks := v("tokenizer.ggml.tokens"))): return False
     model = typed("tokenizer.ggml.model", {STR})
     if model not in ("llama", "gpt2") or (model == "llama" and "tokenizer.ggml.scores" not in f): return False
@@ -46,7 +48,8 @@ def _meta_rules(f:dict, shapes:dict) -> bool:
         from tinybook.llm.tokenizer import PRE  # the pre-tokenizers tinybook says it supports
         if typed("tokenizer.ggml.pre", {STR}) not in PRE: return False
     for k, kinds in (("token_type", INTS), ("scores", INTS | FLOATS)):
-        if f"tokenizer.ggml.{k}" in f and not (arr(f"tokenizer.ggml.{k}", kinds) and len(v(f"tokenizer.ggml.{k}")) == n):
+        k = f"tokenizer.ggml.{k}"
+        if k in f and not (arr(k, kinds) and len(v(k)) == n):
             return False
     if "tokenizer.ggml.merges" in f and not arr("tokenizer.ggml.merges", {STR}): return False
     for k in ("bos", "eos", "unknown"):
@@ -62,7 +65,8 @@ def _meta_rules(f:dict, shapes:dict) -> bool:
                                 for s, t in zip(toks, types)): return False
     # every weight's shape, as the metadata implies it
     q, k_ = heads * hd, kv * hd
-    want = {"token_embd": ((n, dim), 1), "output_norm": ((dim,), 1), "output": ((n, dim), 0), "rope_freqs": ((hd // 2,), 0)}
+    want = {"token_embd": ((n, dim), 1), "output_norm": ((dim,), 1), "output": ((n, dim), 0),
+            "rope_freqs": ((hd // 2,), 0)}
     for i in range(layers):
         b = {"attn_norm": (dim,), "attn_q": (q, dim), "attn_k": (k_, dim), "attn_v": (k_, dim), "attn_output": (dim, q),
              "ffn_norm": (dim,), "ffn_gate": (hidden, dim), "ffn_up": (hidden, dim), "ffn_down": (dim, hidden)}
@@ -77,7 +81,7 @@ def _meta_rules(f:dict, shapes:dict) -> bool:
     return True
 
 def oracle(path:str) -> str:
-    "'broken', 'sound' or 'wild' (sound, with a weight that is not finite or over 1e4 in size), without tinybook's reader."
+    "'broken', 'sound' or 'wild' (sound, a weight not finite or over 1e4 in size), without tinybook's reader."
     import gguf, gguf.quants
     try:
         rd = gguf.GGUFReader(path)
@@ -110,19 +114,21 @@ def mutants(base:str, rng:np.random.Generator) -> list[tuple[str, bytes]]:
     raw, rd = open(base, "rb").read(), gguf.GGUFReader(base)
     meta = {k: x.contents() for k, x in rd.fields.items() if not k.startswith("GGUF.")}
     ts = {t.name: (int(t.tensor_type), tuple(int(x) for x in reversed(t.shape)), t.data.tobytes()) for t in rd.tensors}
-    def part(t, i: int) -> int:  # where part `i` of tensor entry `t` starts: name length, name, n_dims, dims, type, offset
+    def part(t, i: int) -> int:  # where part `i` of `t`'s entry starts: name length, name, n_dims, dims, type, offset
         return t.field.offset + sum(p.nbytes for p in t.field.parts[:i])
     def patch(at: int, b: bytes) -> bytes: return raw[:at] + b + raw[at + len(b):]
     def rewrite(m=meta, t=ts, align=32) -> bytes:
-        with tempfile.NamedTemporaryFile(suffix=".gguf") as tmp: gguf_write(tmp.name, m, t, align); return open(tmp.name, "rb").read()
+        with tempfile.NamedTemporaryFile(suffix=".gguf") as tmp:
+            gguf_write(tmp.name, m, t, align); return open(tmp.name, "rb").read()
     pick = lambda xs: xs[int(rng.integers(len(xs)))]
     tensors, out = rd.tensors, []
     int_keys = [k for k in meta if k.startswith("llama.") and isinstance(meta[k], int)]
     for i in range(N):
-        kind, t = pick(["offset", "type", "dim", "ndims", "rename", "dup", "drop", "int", "float", "tok", "count", "align",
-                        "cut", "flip_head", "flip_data", "nested", "version"]), pick(tensors)
+        kind, t = pick(["offset", "type", "dim", "ndims", "rename", "dup", "drop", "int", "float", "tok", "count",
+                        "align", "cut", "flip_head", "flip_data", "nested", "version"]), pick(tensors)
         if kind == "offset":
-            o = pick([int(pick(tensors).field.parts[5][0]), int(t.field.parts[5][0]) + pick([-32, 32, 1, 8, 64])]) % 2**64
+            o = int(t.field.parts[5][0]) + pick([-32, 32, 1, 8, 64])
+            o = pick([int(pick(tensors).field.parts[5][0]), o]) % 2**64
             m = patch(part(t, 5), struct.pack("<Q", o)); desc = f"{t.name} offset {o}"
         elif kind == "type":
             ty = pick([0, 1, 2, 3, 4, 8, 12, 14, 16, 24, 26, 30, 99]); m = patch(part(t, 4), struct.pack("<I", ty))
@@ -139,12 +145,13 @@ def mutants(base:str, rng:np.random.Generator) -> list[tuple[str, bytes]]:
             m = patch(part(t, 1), name.encode()); desc = f"{t.name} renamed {name}"
         elif kind == "drop": m = rewrite(t={k: x for k, x in ts.items() if k != t.name}); desc = f"{t.name} dropped"
         elif kind in ("int", "float"):
-            k = pick(int_keys) if kind == "int" else pick(["llama.attention.layer_norm_rms_epsilon", "llama.rope.freq_base"])
+            k = pick(int_keys if kind == "int" else ["llama.attention.layer_norm_rms_epsilon", "llama.rope.freq_base"])
             v = pick([0, -1, 1, 2, 3, 7, 16, 33, 2**31, 2**32 - 1, 2**63]) if kind == "int" else \
                 pick([float("nan"), float("inf"), -1.0, 0.0, 1e-6, 1e30, 1])
             if rng.random() < 0.2: v = pick([(8, "1"), (6, 1.0), (7, True), (9, [1]), (0, 1)])
-            elif isinstance(v, int): v = (pick([t_ for t_, lo, hi in ((0, 0, 2**8), (5, -2**31, 2**31), (4, 0, 2**32),
-                                                                     (10, 0, 2**64), (11, -2**63, 2**63)) if lo <= v < hi]), v)
+            elif isinstance(v, int):
+                v = (pick([t_ for t_, lo, hi in ((0, 0, 2**8), (5, -2**31, 2**31), (4, 0, 2**32), (10, 0, 2**64),
+                                                 (11, -2**63, 2**63)) if lo <= v < hi]), v)
             m = rewrite(meta | {k: v}); desc = f"{k} = {v}"
         elif kind == "tok":
             k, v = pick([("tokenizer.ggml.tokens", list(range(96))), ("tokenizer.ggml.scores", [0.0] * 95),
@@ -153,11 +160,13 @@ def mutants(base:str, rng:np.random.Generator) -> list[tuple[str, bytes]]:
                          ("tokenizer.ggml.eos_token_id", 5), ("tokenizer.ggml.bos_token_id", (5, -1)),
                          ("tokenizer.ggml.add_bos_token", 1), ("tokenizer.ggml.model", "gpt2"),
                          ("tokenizer.ggml.model", "bert"), ("tokenizer.ggml.tokens", ["a"] * 96),
-                         ("general.architecture", "qwen3"), ("general.architecture", 5), ("tokenizer.chat_template", "{{x}}")])
+                         ("general.architecture", "qwen3"), ("general.architecture", 5),
+                         ("tokenizer.chat_template", "{{x}}")])
             m = rewrite(meta | {k: v}); desc = f"{k} = {str(v)[:30]}"
         elif kind == "count":
             at, d = pick([8, 16]), pick([-1, 1, 2**40, 2**64 - 1])
-            m = patch(at, struct.pack("<Q", (struct.unpack_from("<Q", raw, at)[0] + d) % 2**64)); desc = f"count at {at} {d:+}"
+            m = patch(at, struct.pack("<Q", (struct.unpack_from("<Q", raw, at)[0] + d) % 2**64))
+            desc = f"count at {at} {d:+}"
         elif kind == "align":
             a, w = pick([(4, 8), (4, 16), (4, 64), (4, 24), (4, 0), (4, 1), (4, 4), (5, 32)]), pick([8, 16, 32, 64])
             m = rewrite(meta | {"general.alignment": a}, align=w); desc = f"alignment {a}, written to {w}"
@@ -176,7 +185,7 @@ def mutants(base:str, rng:np.random.Generator) -> list[tuple[str, bytes]]:
     return out
 
 def worker(d:str) -> None:
-    "Load each mutant in `d` as `tinybook llm` does, one JSON line of outcome each; a watchdog ends a mutant that hangs."
+    "Load each mutant in `d` as `tinybook llm` does, a JSON line of outcome each; a watchdog ends one that hangs."
     import faulthandler
     from tinybook.llm.gguf import GGUFError
     from tinybook.llm.model import Transformer
