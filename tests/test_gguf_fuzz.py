@@ -84,7 +84,7 @@ def oracle(path:str) -> str:
     "'broken', 'sound' or 'wild' (sound, a weight not finite or over 1e4 in size), without tinybook's reader."
     import gguf, gguf.quants
     try:
-        rd = gguf.GGUFReader(path)
+        with np.errstate(all="ignore"): rd = gguf.GGUFReader(path)
         f = {k: x for k, x in rd.fields.items() if not k.startswith("GGUF.")}
         for x in f.values(): x.contents()  # strings that are not UTF-8 raise here
         data = {t.name: t for t in rd.tensors}
@@ -102,7 +102,9 @@ def oracle(path:str) -> str:
         shapes[t.name] = (tuple(reversed(dims)), ty)
     if not _meta_rules(f, shapes): return "broken"
     for t in data.values():
-        with np.errstate(all="ignore"): w = gguf.quants.dequantize(t.data, t.tensor_type)
+        with np.errstate(all="ignore"):  # the package's dequantize has no integer types: their values are the data
+            w = t.data.astype(np.float64) if int(t.tensor_type) in (0, 1, 24, 25, 26, 27, 28) else \
+                gguf.quants.dequantize(t.data, t.tensor_type)
         if t.name == "rope_freqs.weight" and not (w > 0).all(): return "wild"
         if not np.isfinite(w).all() or np.abs(w).max(initial=0) > 1e4: return "wild"
     return "sound"
