@@ -76,7 +76,8 @@ def _weights(c:Config, vocab:int):
         yield from ((f"blk.{i}.{k}", s, True) for k, s in b.items())
 def check_weights(c:Config, ts:dict) -> None:
     "Refuse (GGUFError) tensors `ts` (name -> (bytes, GGUFTensor)) lacking a weight `c` implies, or of another shape."
-    vocab = c.vocab or (ts["token_embd.weight"][1].shape + (0,))[0] if "token_embd.weight" in ts else c.vocab
+    rows = (ts["token_embd.weight"][1].shape + (0,))[0] if "token_embd.weight" in ts else 1
+    vocab = c.vocab or max(rows, 1)  # no tokenizer: the embedding's rows, at least one
     for name, shape, need in _weights(c, vocab):
         if (t := ts.get(name := name + ".weight", (None, None))[1]) is None:
             if need: raise GGUFError(f"the model has no tensor {name!r}")
@@ -313,7 +314,7 @@ def load_model(a):
     try: path = model_path(a.model)
     except (ValueError, RuntimeError) as e: raise SystemExit(f"tinybook llm: {e}") from None
     try: return Tokenizer.from_gguf(path), Transformer.from_gguf(path, a.ctx, q8=a.q8)[0]
-    except GGUFError as e: raise SystemExit(f"tinybook llm: {e}") from None  # a bad file: one line, no traceback
+    except (GGUFError, OSError) as e: raise SystemExit(f"tinybook llm: {e}") from None  # one line, no traceback
 
 # %% ../../nbs/09b_model.ipynb #0d4d511a
 def _run(a, chat:bool) -> None:
