@@ -81,7 +81,8 @@ def _tensor(r:_Reader, start:int, at:int, align:int, name:str, shape:tuple, t:in
 def _info(r:_Reader, names:set) -> tuple:
     "One tensor's (name, numpy shape, ggml type, offset), its name new and under 64 bytes, its dims' product an int64."
     name = r.str(); r.what = f"tensor {name!r}"
-    if len(name.encode()) >= 64 or name in names: r.fail(f"tensor {name!r}: a name repeated or of 64 bytes or more")
+    if name in names: r.fail(f"tensor {name!r} appears twice")
+    if len(name.encode()) >= 64: r.fail(f"tensor {name!r}: a name of 64 bytes or more (ggml's limit is 63)")
     if (nd := r.num("<I")) > 4: r.fail(f"tensor {name!r} has {nd} dimensions, at most 4")
     if math.prod(dims := [r.num("<Q") for _ in range(nd)]) >= 2**63 - 1 or max(dims, default=0) >= 2**63:
         r.fail(f"tensor {name!r}: dimensions {dims} hold 2^63 elements or more")
