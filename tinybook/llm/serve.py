@@ -253,7 +253,7 @@ def make_app(engine:Engine, api_key:str|None=None):
     async def on_api(r, e): return _fail(e)
     async def on_http(r, e): return _fail(APIError(e.status_code, f"{r.method} {r.url.path}: {e.detail}"))
     for kind, handler in ((APIError, on_api), (HTTPException, on_http)): app.add_exception_handler(kind, handler)
-    app.add_middleware(_guard, api_key=api_key)  # inside Starlette's last resort, which answers but drops the connection
+    app.add_middleware(_guard, api_key=api_key)  # inside Starlette's last resort, which drops the connection
     async def health(request): return JSONResponse({"status": "ok"})
     async def models(request):
         model = {"id": engine.name, "object": "model", "created": created, "owned_by": "tinybook"}
