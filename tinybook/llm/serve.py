@@ -6,7 +6,7 @@
 __all__ = ['NUM', 'MAX_BODY', 'MAX_STOPS', 'MAX_STOP_LEN', 'APIError', 'Job', 'parse', 'Engine', 'make_app']
 
 # %% ../../nbs/09c_serve.ipynb #2a296a9d
-import json, time, uuid, queue, asyncio, threading, functools, numpy as np
+import json, hmac, time, uuid, queue, asyncio, threading, functools, numpy as np
 from dataclasses import dataclass, field
 from typing import Callable
 from ..tensor import patch_to
@@ -231,8 +231,8 @@ def _guard(app, api_key:str|None):
     "ASGI middleware: the Bearer `api_key` on every path but /health, and an unhandled error as OpenAI's 500."
     async def guarded(scope, receive, send):
         if scope["type"] != "http": return await app(scope, receive, send)
-        if api_key and scope["path"] != "/health" and \
-           dict(scope["headers"]).get(b"authorization") != f"Bearer {api_key}".encode():
+        given = dict(scope["headers"]).get(b"authorization", b"")
+        if api_key and scope["path"] != "/health" and not hmac.compare_digest(given, f"Bearer {api_key}".encode()):
             e = APIError(401, "a valid API key is needed (Authorization: Bearer <key>)", None, "invalid_api_key")
             return await _fail(e)(scope, receive, send)
         started = []
