@@ -117,3 +117,97 @@ def test_disconnect_cancels(served):
     full = list(generate(model, ids, 480))  # what it would have said
     r = client.completions.create(model=path, prompt=ids + full, max_tokens=1)  # the server reports how much of that its cache held
     assert len(full) > 400 and r.usage.prompt_tokens_details.cached_tokens < len(ids) + 240, r.usage
+
+def _post(c, url, body, path="/v1/completions", **kw):
+    "POST `body` (a dict as JSON, else bytes as they are) with the key."
+    return c.post(url + path, headers={"Authorization": f"Bearer {KEY}"}, **({"timeout": 30} | kw),
+                  **({"json": body} if isinstance(body, dict) else {"content": body}))
+
+def _port(r) -> int: return r.extensions["network_stream"].get_extra_info("client_addr")[1]  # the connection's own port
+
+def test_malformed_keeps_the_connection(served):
+    "Each malformed request answers a 4xx in OpenAI's shape; the next request on the same keep-alive connection works."
+    url = served[0]
+    chat = lambda m: {"messages": [{"role": "user", "content": m}], "max_tokens": 1}
+    bad = [b"[" * 100_000 + b"]" * 100_000, b'{"prompt": "a\\ud800", "max_tokens": 1}',  # deep JSON, a lone surrogate
+           {"prompt": "a", "seed": -2}, {"prompt": "a", "seed": 2**63}, {"prompt": "a", "stream": "no"},
+           {"prompt": "a", "stream": True, "stream_options": {"include_usage": "yes"}}, {"prompt": "a", "n": "2"},
+           {"prompt": "a", "stop": {"x": 1}}, {"prompt": "a", "stop": ["x" * 257]}, {"prompt": [["a"]]},
+           {"prompt": "a", "logprobs": "1"}, {"prompt": "a", "model": ["x"]}, {"prompt": "a", "stream_options": 3},
+           {"prompt": "a" * (CTX * 3 + 1)}, b" " * (4 * 2**20 + 1)]
+    bad_chat = [b'{"messages": [{"role": "user", "content": "\\udc00"}]}', chat([{"type": "text", "text": 5}]),
+                {"messages": [{"role": ["user"], "content": "a"}]}, {"messages": {"role": "user"}},
+                chat("a") | {"top_p": "1"}]
+    with httpx.Client() as c:
+        port = _port(_post(c, url, {"prompt": "a", "max_tokens": 1}))
+        for body, path in [(b, "/v1/completions") for b in bad] + [(b, "/v1/chat/completions") for b in bad_chat]:
+            r = _post(c, url, body, path)
+            err = r.json()["error"]
+            assert 400 <= r.status_code < 500 and set(err) == {"message", "type", "param", "code"}, (body, r.text)
+            ok = _post(c, url, {"prompt": "a", "max_tokens": 1, "seed": -1})  # -1: a random seed, as llama-server's
+            assert ok.status_code == 200 and _port(ok) == port, (str(body)[:60], ok.text)
+
+def test_key_guards_every_route(served):
+    "Without the key every path but /health is a 401, docs and unknown paths too; with it, an unknown path is a 404."
+    url = served[0]
+    for p in ("/docs", "/redoc", "/openapi.json", "/nope", "/v1/models"):
+        r = httpx.get(url + p)
+        assert r.status_code == 401 and r.json()["error"]["type"] == "authentication_error", (p, r.status_code)
+    H = {"Authorization": f"Bearer {KEY}"}
+    assert [httpx.get(url + p, headers=H).status_code for p in ("/nope", "/docs")] == [404, 200]
+    assert httpx.get(url + "/health").status_code == 200
+
+def test_bodies_over_the_limit(served):
+    "A body over 4 MiB is a 413, told by its Content-Length or found while a chunked one is read, on a connection kept."
+    url = served[0]
+    with httpx.Client() as c:
+        port = _port(_post(c, url, {"prompt": "a", "max_tokens": 1}))
+        for body in (b"x" * 10**7, iter([b"x" * 2**16] * 160)):  # at once; chunked (no Content-Length)
+            r = _post(c, url, body)
+            assert r.status_code == 413 and r.json()["error"]["code"] == "request_too_large", r.text
+        assert _port(_post(c, url, {"prompt": "a", "max_tokens": 1})) == port
+
+def test_abandoned_plain_request_is_cancelled(served):
+    "A client that leaves a long non-streaming request frees the engine at once: the next request need not wait for it."
+    url, path = served[:2]
+    with httpx.Client() as c:
+        t0, job = time.time(), {"max_tokens": CTX, "n": 8, "temperature": 0}  # 8 choices to the end of the context
+        _post(c, url, job | {"prompt": "a"}); whole = time.time() - t0
+        with pytest.raises(httpx.ReadTimeout):
+            _post(c, url, job | {"prompt": "b"}, timeout=whole / 8)  # the client gives up, and closes the connection
+    t0 = time.time(); r = _post(httpx, url, {"prompt": "c", "max_tokens": 1})
+    assert r.status_code == 200 and time.time() - t0 < whole / 4, (time.time() - t0, whole)  # not 7/8 of `whole`
+
+def test_health_under_attack(served):
+    "While 10 MB bodies come (slowly, and at once) and a 1 MB stop string, /health and a small chat answer within 1 s."
+    url, hi = served[0], {"messages": [{"role": "user", "content": "hi"}]}
+    def slowly():
+        for _ in range(160): time.sleep(0.01); yield b"x" * 2**16
+    attacks = [lambda: _post(httpx, url, slowly()), lambda: _post(httpx, url, b'{"prompt": "' + b"a" * 10**7 + b'"}'),
+               lambda: _post(httpx, url, hi | {"stop": ["x" * 10**6]}, "/v1/chat/completions")]
+    with cf.ThreadPoolExecutor(3) as pool:
+        futures = [pool.submit(a) for a in attacks]
+        while not all(f.done() for f in futures):
+            for probe in (lambda: httpx.get(url + "/health", timeout=5),
+                          lambda: _post(httpx, url, hi | {"max_tokens": 2}, "/v1/chat/completions")):
+                t0 = time.time(); assert probe().status_code == 200 and time.time() - t0 < 1, time.time() - t0
+        assert [f.result().status_code for f in futures] == [413, 413, 400]
+
+def test_a_bug_answers_500_and_keeps_the_connection():
+    "An exception no handler takes (no tokenizer here) answers OpenAI's 500; the connection serves the next request."
+    import threading, uvicorn
+    from types import SimpleNamespace
+    from tinybook.llm.serve import make_app
+    app = make_app(SimpleNamespace(tok=None, model=SimpleNamespace(max_ctx=64), name="broken", jobs=None))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="critical"))
+    th = threading.Thread(target=server.run, daemon=True); th.start()
+    try:
+        while not server.started: time.sleep(0.01)
+        url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+        with httpx.Client() as c:
+            r = c.post(url + "/v1/completions", json={"prompt": "a"})
+            err = r.json()["error"]
+            assert r.status_code == 500 and err["type"] == "server_error" and "AttributeError" in err["message"], r.text
+            h = c.get(url + "/health")
+            assert h.status_code == 200 and _port(h) == _port(r)
+    finally: server.should_exit = True; th.join(10)

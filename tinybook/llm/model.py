@@ -250,17 +250,30 @@ def generate(model:Transformer, ids:list[int], max_new:int, sampler:Sampler|None
         logits = model.feed([t], p)
 
 # %% ../../nbs/09b_model.ipynb #c4f361b0
+def _borders(s:str) -> list[int]:
+    "KMP's failure table: entry i is the length of the longest proper prefix of `s` that also ends `s[:i + 1]`."
+    f, k = [0] * len(s), 0
+    for i in range(1, len(s)):
+        while k and s[i] != s[k]: k = f[k - 1]
+        k += s[i] == s[k]; f[i] = k
+    return f
 class StopText:
     "Text as it streams, held back while it could still become a `stop` string, and cut before the first that appears."
-    def __init__(self, stop=()): self.stop, self.held = [s for s in stop if s], ""
+    def __init__(self, stop=()):
+        self.stop, self.held = [s for s in stop if s], ""
+        self.fail, self.at = [_borders(s) for s in self.stop], [0] * len(self.stop)  # at: KMP states, one a string
     def feed(self, piece:str) -> tuple[str, bool]:
         "The text that can go out once `piece` arrives, and whether a stop string ended it."
-        held = self.held + piece
-        if (cut := min((k for k in (held.find(s) for s in self.stop) if k >= 0), default=-1)) >= 0:
-            self.held = ""; return held[:cut], True
-        # could start a stop string
-        keep = max((n for s in self.stop for n in range(1, len(s)) if held.endswith(s[:n])), default=0)
-        self.held = held[len(held) - keep:]
+        held, cut = self.held + piece, None
+        for i, (s, f) in enumerate(zip(self.stop, self.fail)):
+            k = self.at[i]  # the longest prefix of s that ends the text so far
+            for j, ch in enumerate(piece):
+                while k and s[k] != ch: k = f[k - 1]
+                if s[k] == ch and (k := k + 1) == len(s):  # s ends at piece[j]: the first of it in `held`
+                    cut = min(cut if cut is not None else len(held), len(self.held) + j + 1 - k); break
+            self.at[i] = k
+        if cut is not None: self.held, self.at = "", [0] * len(self.stop); return held[:cut], True
+        self.held = held[len(held) - (keep := max(self.at, default=0)):]  # what could still start a stop string
         return held[:len(held) - keep], False
 def generate_text(model:Transformer, tok, ids:list[int], max_new:int, sampler:Sampler|None=None, stop=(),
                   stop_ids=None):
