@@ -102,6 +102,7 @@ class Transformer:
     "A Llama, Qwen3 or Gemma 3 from GGUF tensors `ts` (name -> (bytes, GGUFTensor)), KV cache of `max_ctx` on `device`."
     def __init__(self, cfg:Config, ts:dict, max_ctx:int, device:str|None=None, q8:bool=False):
         check_weights(cfg, ts)  # before anything is allocated
+        if max_ctx < 1: raise ValueError(f"Transformer: max_ctx is {max_ctx}: expected at least 1")
         # Llama 3.x: each frequency divided by its factor
         f = ts["rope_freqs.weight"][0].numpy() if "rope_freqs.weight" in ts else 1
         if not np.all((f > 0) & (f < np.inf)): raise GGUFError("tensor 'rope_freqs.weight': a factor not > 0")
@@ -327,10 +328,14 @@ def load_model(a):
     try: path = model_path(a.model)
     except (ValueError, RuntimeError) as e: raise SystemExit(f"tinybook llm: {e}") from None
     try: return Tokenizer.from_gguf(path), Transformer.from_gguf(path, a.ctx, q8=a.q8)[0]
-    except (GGUFError, OSError) as e: raise SystemExit(f"tinybook llm: {e}") from None  # one line, no traceback
+    except (ValueError, OSError) as e: raise SystemExit(f"tinybook llm: {e}") from None  # one line, no traceback
 
 # %% ../../nbs/09b_model.ipynb #0d4d511a
 def _run(a, chat:bool) -> None:
+    "Run `generate` or `chat`; a bad argument or a prompt the cache cannot hold ends with one line, not a traceback."
+    try: _talk(a, chat)
+    except ValueError as e: raise SystemExit(f"tinybook llm: {e}") from None
+def _talk(a, chat:bool) -> None:
     tok, model = load_model(a)
     run = lambda ids: "".join(print(t, end="", flush=True) or t for t in generate_text(
         model, tok, ids, a.max_tokens, Sampler(a.temperature, a.top_k, a.top_p, a.min_p, a.seed), a.stop))
