@@ -153,8 +153,10 @@ class OnnxRunner:
      "model, every op supported.")
     def __init__(self, model, device:str|None=None):
         self.model = _load(model)
-        try: onnx.checker.check_model(self.model)
-        except onnx.checker.ValidationError as e:
+        # full_check: onnx's type and shape inference too, which refuses an op given the wrong types; the checker's C++
+        # raises ValueError (an unknown type id) or UnicodeDecodeError (a name that is not UTF-8) as well
+        try: onnx.checker.check_model(self.model, full_check=True)
+        except Exception as e:
             raise OnnxError(f"invalid ONNX model: {str(e).splitlines()[0]}") from None
         g, self.device = self.model.graph, device
         self.opset = next((o.version for o in self.model.opset_import if o.domain in ("", "ai.onnx")), 1)
@@ -175,8 +177,8 @@ def check(self, name:str, x:Tensor, dims:dict) -> None:
     ("Raise OnnxError unless input `x` has `name`'s dtype and shape (a named dimension takes one size across the "
      "inputs, kept in `dims`).")
     tt = self.inputs[name]
-    if (want := DTYPES.get(tt.elem_type)) is not None and x.dtype != want:
-        raise OnnxError(f"input {name!r}: expected {want}, got {x.dtype}")
+    if (want := DTYPES.get(tt.elem_type)) != x.dtype:
+        raise OnnxError(f"input {name!r}: expected {want or helper.tensor_dtype_to_string(tt.elem_type)}, got {x.dtype}")
     if not tt.HasField("shape"): return
     want = [d.dim_param or (d.dim_value if d.HasField("dim_value") else None) for d in tt.shape.dim]
     fits = lambda w, n: w is None or (dims.setdefault(w, n) == n if isinstance(w, str) else w == n)
@@ -241,6 +243,8 @@ def _div(i, a, v): return i[0].div(_nonzero(i[1]), rounding_mode="trunc") if dty
 def _pow(i, a, v): return i[0].pow(i[1]).cast(i[0].dtype)
 @op("Mod")
 def _mod(i, a, v):
+    if (f := a.get("fmod", 0)) not in (0, 1) or not f and v < 28 and dtypes.is_float(i[0].dtype):
+        raise OnnxError(f"fmod={f}: 0 or 1 expected, and 1 for floats before opset 28")
     b = _nonzero(i[1]) if dtypes.is_int(i[0].dtype) else i[1]
     return i[0].fmod(b) if a.get("fmod", 0) else i[0].mod(b)
 @op("BitShift")
@@ -359,6 +363,7 @@ def _cum(i, a, v):
 # %% ../nbs/10_onnx.ipynb #83ffc433
 @op("Reshape")
 def _reshape(i, a, v):
+    if v >= 5 and i[1].ndim != 1: raise OnnxError(f"shape: a 1-D tensor expected, got shape {i[1].shape}")
     s = ints(i[1]) if v >= 5 else a["shape"]
     return i[0].reshape([i[0].shape[k] if d == 0 and not a.get("allowzero", 0) else d for k, d in enumerate(s)])
 @op("Transpose")
