@@ -57,10 +57,10 @@ def test_real_models():
     assert (res.testsRun - len(res.skipped), [(t.id(), e[-500:]) for t, e in res.failures + res.errors]) == (7, [])
 
 def test_cli_bad_files(tmp_path):
-    ("`tinybook onnx run` on a file that is not protobuf, an invalid model, a `..` external-data location and a "
-     "missing file: one line on stderr, exit status 1.")
+    ("`tinybook onnx run` on a file that is not protobuf, an invalid model, a `..` external-data location, a "
+     "missing file and a junk program: one line on stderr, exit status 1.")
     from onnx import helper
-    (tmp_path / "junk.onnx").write_bytes(b"not a protobuf \xff\xfe")
+    for f in ("junk.onnx", "junk.npz"): (tmp_path / f).write_bytes(b"not a protobuf \xff\xfe")
     vi = lambda n: helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [4])
     add = lambda b, inits=(): helper.make_model(helper.make_graph([helper.make_node("Add", ["x", b], ["y"])], "g",
                                                                    [vi("x")], [vi("y")], list(inits)))
@@ -71,7 +71,8 @@ def test_cli_bad_files(tmp_path):
     (tmp_path / "sub" / "out.onnx").write_bytes(add("w", [w]).SerializeToString())
     env = {k: v for k, v in os.environ.items() if k != "DEV"}
     for name, want in (("junk.onnx", "cannot load the model: DecodeError"), ("invalid.onnx", "invalid ONNX model"),
-                       ("sub/out.onnx", "points outside the directory"), ("none.onnx", "No such file")):
+                       ("sub/out.onnx", "points outside the directory"), ("none.onnx", "No such file"),
+                       ("junk.npz", "pickled")):  # a compiled program numpy cannot read
         cmd = [sys.executable, "-c", "from tinybook.device import main; main()", "onnx", "run", str(tmp_path / name)]
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
         assert (r.returncode, r.stdout, len(r.stderr.strip().splitlines())) == (1, "", 1), (name, r.stderr)

@@ -27,7 +27,8 @@ def base() -> onnx.ModelProto:
         ("reshape", "Reshape", ["h4", "shape"], "h5", {}), ("div", "Div", ["h5", "d"], "y", {}),
         ("idiv", "Div", ["k", "dk"], "q", {}), ("mod", "Mod", ["q", "dk"], "z", {}))]
     ins = [helper.make_tensor_value_info("x", TP.FLOAT, [2, 4]), helper.make_tensor_value_info("k", TP.INT32, [3])]
-    outs = [helper.make_tensor_value_info("y", TP.FLOAT, [4, 1]), helper.make_tensor_value_info("z", TP.INT32, [3])]
+    # named sizes: a mutant's other shapes are no conflict with the declaration
+    outs = [helper.make_tensor_value_info("y", TP.FLOAT, ["m", "n"]), helper.make_tensor_value_info("z", TP.INT32, ["p"])]
     g = helper.make_graph(nodes, "fuzz", ins, outs, [numpy_helper.from_array(v, k) for k, v in inits.items()])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 

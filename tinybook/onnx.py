@@ -178,7 +178,7 @@ def check(self, name:str, x:Tensor, dims:dict) -> None:
      "inputs, kept in `dims`).")
     tt = self.inputs[name]
     if (want := DTYPES.get(tt.elem_type)) != x.dtype:
-        raise OnnxError(f"input {name!r}: expected {want or helper.tensor_dtype_to_string(tt.elem_type)}, got {x.dtype}")
+        raise OnnxError(f"input {name!r}: expected {want or f'ONNX type {tt.elem_type}'}, got {x.dtype}")
     if not tt.HasField("shape"): return
     want = [d.dim_param or (d.dim_value if d.HasField("dim_value") else None) for d in tt.shape.dim]
     fits = lambda w, n: w is None or (dims.setdefault(w, n) == n if isinstance(w, str) else w == n)
@@ -246,7 +246,7 @@ def _mod(i, a, v):
     if (f := a.get("fmod", 0)) not in (0, 1) or not f and v < 28 and dtypes.is_float(i[0].dtype):
         raise OnnxError(f"fmod={f}: 0 or 1 expected, and 1 for floats before opset 28")
     b = _nonzero(i[1]) if dtypes.is_int(i[0].dtype) else i[1]
-    return i[0].fmod(b) if a.get("fmod", 0) else i[0].mod(b)
+    return i[0].fmod(b) if f else i[0].mod(b)
 @op("BitShift")
 def _shift(i, a, v): return i[0].lshift(i[1]) if a["direction"] == "LEFT" else i[0].rshift(i[1])
 @op("Where")
@@ -978,7 +978,8 @@ def _onnx_run(a) -> None:
     try:
         if prog: outs = run_program(a.model, inputs)
         else: outs = {k: t.numpy() for k, t in OnnxRunner(a.model)(inputs).items()}
-    except (OnnxError, JitError, OSError) as e: raise SystemExit(f"tinybook onnx run: {e}") from None
+    # ValueError: OnnxError, or a .npz numpy cannot read
+    except (ValueError, JitError, OSError) as e: raise SystemExit(f"tinybook onnx run: {e}") from None
     ref = None
     if a.check:
         import onnxruntime
