@@ -14,8 +14,8 @@ from .device import commands, compiled_kernels, kernel_name
 from .jit import TinyJit, CapturedJit, JitError, load_jit
 
 # %% auto #0
-__all__ = ['DTYPES', 'OPS', 'UNARY', 'BINARY', 'ACTS', 'REDUCE', 'WINDOWS', 'OnnxError', 'op', 'ints', 'opt', 'OnnxRunner',
-           'BackendRep', 'Backend', 'node_tests', 'random_inputs', 'compile_onnx', 'run_program']
+__all__ = ['DTYPES', 'MAX_BYTES', 'OPS', 'UNARY', 'BINARY', 'ACTS', 'REDUCE', 'WINDOWS', 'OnnxError', 'op', 'ints', 'opt',
+           'OnnxRunner', 'BackendRep', 'Backend', 'node_tests', 'random_inputs', 'compile_onnx', 'run_program']
 
 # %% ../nbs/10_onnx.ipynb #571c6fd8
 class OnnxError(ValueError):
@@ -23,6 +23,7 @@ class OnnxError(ValueError):
 DTYPES = {1: dtypes.float32, 2: dtypes.uint8, 3: dtypes.int8, 4: dtypes.uint16, 5: dtypes.int16, 6: dtypes.int32,
           7: dtypes.int64, 9: dtypes.bool, 10: dtypes.float16, 11: dtypes.float64, 12: dtypes.uint32, 13: dtypes.uint64,
           16: dtypes.bfloat16}  # TensorProto's type ids
+MAX_BYTES = 2**34  # the largest value a node may make (16 GiB): onnxruntime fails to allocate much bigger ones
 # op type -> f(inputs (None where omitted), attributes, opset) -> a Tensor or a list of them
 OPS: dict[str, Callable] = {}
 def op(*names:str):
@@ -75,6 +76,9 @@ def _run_nodes(nodes:list, vals:dict, opset:int) -> None:
         except OnnxError as e: raise OnnxError(f"{_name(n)}: {e}") from None
         except Exception as e: raise OnnxError(f"{n.op_type} ({_name(n)}): {type(e).__name__}: {e}") from e
         out = out if isinstance(out, (list, tuple)) else [out]
+        for o in out:  # refused before a kernel tries to allocate it
+            if isinstance(o, Tensor) and isinstance(sz := o.numel() * o.dtype.itemsize, int) and sz > MAX_BYTES:
+                raise OnnxError(f"{_name(n)}: an output of shape {o.shape} would take {sz / 2**30:.0f} GiB")
         # made of constants only: the same on every call, so a TinyJit capture may read it (08) as a shape, an axis
         # or a branch's condition
         if n.op_type in ("Shape", "Size") or all(getattr(vals[k], "jit_constant", False) for k in n.input if k):
