@@ -158,10 +158,16 @@ class OnnxRunner:
     def __init__(self, model, device:str|None=None):
         self.model = _load(model)
         # full_check: onnx's type and shape inference too, which refuses an op given the wrong types; the checker's C++
-        # raises ValueError (an unknown type id) or UnicodeDecodeError (a name that is not UTF-8) as well
-        try: onnx.checker.check_model(self.model, full_check=True)
-        except Exception as e:
-            raise OnnxError(f"invalid ONNX model: {str(e).splitlines()[0]}") from None
+        # raises ValueError (an unknown type id) or UnicodeDecodeError (a name that is not UTF-8) as well. A node
+        # without a name takes its first output's meanwhile, so that onnx's message names it.
+        unnamed = []
+        try:
+            unnamed = [n for n in self.model.graph.node if not n.name and n.output]
+            for n in unnamed: n.name = n.output[0]
+            onnx.checker.check_model(self.model, full_check=True)
+        except Exception as e: raise OnnxError(f"invalid ONNX model: {str(e).splitlines()[0]}") from None
+        finally:
+            for n in unnamed: n.name = ""
         g, self.device = self.model.graph, device
         self.opset = next((o.version for o in self.model.opset_import if o.domain in ("", "ai.onnx")), 1)
         if self.opset > (top := onnx.defs.onnx_opset_version()):
