@@ -8,13 +8,14 @@ import os, math, functools, unittest, numpy as np
 from typing import Callable
 import onnx, onnx.backend.base
 from onnx import helper, numpy_helper
-from .tensor import Tensor, dtypes, getenv, patch_to
+from google.protobuf.message import DecodeError
+from .tensor import Tensor, dtypes, getenv, patch_to, capturing, _axis
 from .device import commands, compiled_kernels, kernel_name
 from .jit import TinyJit, CapturedJit, JitError, load_jit
 
 # %% auto #0
-__all__ = ['DTYPES', 'OPS', 'UNARY', 'BINARY', 'ACTS', 'REDUCE', 'WINDOWS', 'OnnxError', 'op', 'ints', 'opt', 'OnnxRunner',
-           'BackendRep', 'Backend', 'node_tests', 'random_inputs', 'compile_onnx', 'run_program']
+__all__ = ['DTYPES', 'MAX_BYTES', 'OPS', 'UNARY', 'BINARY', 'ACTS', 'REDUCE', 'WINDOWS', 'OnnxError', 'op', 'ints', 'opt',
+           'OnnxRunner', 'BackendRep', 'Backend', 'node_tests', 'random_inputs', 'compile_onnx', 'run_program']
 
 # %% ../nbs/10_onnx.ipynb #571c6fd8
 class OnnxError(ValueError):
@@ -22,6 +23,7 @@ class OnnxError(ValueError):
 DTYPES = {1: dtypes.float32, 2: dtypes.uint8, 3: dtypes.int8, 4: dtypes.uint16, 5: dtypes.int16, 6: dtypes.int32,
           7: dtypes.int64, 9: dtypes.bool, 10: dtypes.float16, 11: dtypes.float64, 12: dtypes.uint32, 13: dtypes.uint64,
           16: dtypes.bfloat16}  # TensorProto's type ids
+MAX_BYTES = 2**34  # the largest value a node may make (16 GiB): onnxruntime fails to allocate much bigger ones
 # op type -> f(inputs (None where omitted), attributes, opset) -> a Tensor or a list of them
 OPS: dict[str, Callable] = {}
 def op(*names:str):
@@ -34,15 +36,24 @@ def ints(t:Tensor|None, default=None) -> list[int]|None:
     ("An input holding shape-like values (axes, sizes, pads) as Python ints: read now, so it must not depend on the "
      "model's inputs.")
     return default if t is None else [int(v) for v in t.numpy().reshape(-1)]
+def _host(t:Tensor) -> np.ndarray|None:
+    "`t`'s values if reading them now changes no TinyJit capture (08): a constant, or no capture running; else None."
+    return t.numpy() if getattr(t, "jit_constant", False) or not capturing else None
 def opt(i:list, k:int) -> Tensor|None: return i[k] if len(i) > k else None  # an optional input, None when omitted
 
 # %% ../nbs/10_onnx.ipynb #b7a51969
+def _name(n) -> str: return f"node {n.name or (n.output or [''])[0]!r}"  # how every error names a node
+def _array(t:onnx.TensorProto, where:str) -> np.ndarray:
+    "TensorProto `t` as a new numpy array; OnnxError naming `where` if its data does not fit its dims and type."
+    if t.data_type not in DTYPES: raise OnnxError(f"{where}: tinybook has no dtype for ONNX type {t.data_type}")
+    try: return numpy_helper.to_array(t).copy()
+    except Exception as e: raise OnnxError(f"{where}: {type(e).__name__}: {e}") from None
 def _attrs(node) -> dict:
     "A node's attributes as Python values (tensors as numpy arrays, strings decoded), plus its op and output count."
     out = {"_op": node.op_type, "_outputs": len(node.output)}
     for at in node.attribute:
         val = helper.get_attribute_value(at)
-        if isinstance(val, onnx.TensorProto): val = numpy_helper.to_array(val)
+        if isinstance(val, onnx.TensorProto): val = _array(val, f"{_name(node)}, attribute {at.name}")
         elif isinstance(val, bytes): val = val.decode()
         elif isinstance(val, list): val = [x.decode() if isinstance(x, bytes) else x for x in val]
         out[at.name] = val
@@ -50,7 +61,7 @@ def _attrs(node) -> dict:
 def _unsupported(g) -> list[str]:
     ("The nodes of graph `g` and of the graphs inside it (If's branches, a Loop's body) whose op we do not have, "
      "as 'Op (node name)'.")
-    bad = [f"{n.op_type} (node {n.name or n.output[0]!r})" for n in g.node
+    bad = [f"{n.op_type} ({_name(n)})" for n in g.node
            if n.domain not in ("", "ai.onnx") or n.op_type not in OPS]
     subs = [at.g for n in g.node for at in n.attribute if at.type == onnx.AttributeProto.GRAPH]
     return bad + [b for s in subs for b in _unsupported(s)]
@@ -61,11 +72,13 @@ def _run_nodes(nodes:list, vals:dict, opset:int) -> None:
     for n, a in nodes:
         if any(isinstance(x, onnx.GraphProto) for x in a.values()):
             a = {**a, "_scope": vals}  # a body sees the names around it
-        where = lambda: f"node {n.name or n.output[0]!r}"  # named only when it fails
         try: out = OPS[n.op_type]([vals[k] if k else None for k in n.input], a, opset)
-        except OnnxError as e: raise OnnxError(f"{where()}: {e}") from None
-        except Exception as e: raise OnnxError(f"{n.op_type} ({where()}): {type(e).__name__}: {e}") from e
+        except OnnxError as e: raise OnnxError(f"{_name(n)}: {e}") from None
+        except Exception as e: raise OnnxError(f"{n.op_type} ({_name(n)}): {type(e).__name__}: {e}") from e
         out = out if isinstance(out, (list, tuple)) else [out]
+        for o in out:  # refused before a kernel tries to allocate it
+            if isinstance(o, Tensor) and isinstance(sz := o.numel() * o.dtype.itemsize, int) and sz > MAX_BYTES:
+                raise OnnxError(f"{_name(n)}: an output of shape {o.shape} would take {sz / 2**30:.0f} GiB")
         # made of constants only: the same on every call, so a TinyJit capture may read it (08) as a shape, an axis
         # or a branch's condition
         if n.op_type in ("Shape", "Size") or all(getattr(vals[k], "jit_constant", False) for k in n.input if k):
@@ -84,7 +97,7 @@ def _half(a:dict) -> dict:
 def _subgraph(g, a:dict, inputs:list, opset:int) -> list[Tensor]:
     ("Run graph attribute `g` (a branch or a body) with `inputs` bound to its inputs; it sees the caller's names "
      "(`a['_scope']`).")
-    vals = {**a["_scope"], **{t.name: Tensor(numpy_helper.to_array(t).copy()) for t in g.initializer},
+    vals = {**a["_scope"], **{t.name: Tensor(_array(t, f"initializer {t.name!r}")) for t in g.initializer},
             **{x.name: t for x, t in zip(g.input, inputs)}}
     _run_nodes([(n, _attrs(n)) for n in g.node], vals, opset)
     return [vals[o.name] for o in g.output]
@@ -114,23 +127,56 @@ def _scan(i, a, v):
             for col, r, d in zip(zip(*outs), odirs, oaxes)]
     return state + cols
 
+# %% ../nbs/10_onnx.ipynb #01d7dd09
+def _external(g) -> list[str]:
+    ("Where graph (or function) `g` and the graphs inside it hold a tensor whose data lies in another file: "
+     "'initializer NAME' or 'node NAME'.")
+    ext = lambda ts: any(t.data_location == onnx.TensorProto.EXTERNAL for t in ts)
+    sparse = lambda ss: [t for s in ss for t in (s.values, s.indices)]
+    inits = [*getattr(g, "initializer", []), *sparse(getattr(g, "sparse_initializer", []))]
+    bad = [f"initializer {t.name!r}" for t in inits if ext([t])]
+    for n in g.node:
+        for at in n.attribute:
+            if ext([at.t, *at.tensors, *sparse([at.sparse_tensor, *at.sparse_tensors])]): bad.append(_name(n))
+            bad += [b for s in [at.g, *at.graphs] for b in _external(s)]
+    return bad
+def _load(model) -> onnx.ModelProto:
+    ("`model` (a path, bytes or a ModelProto) as a ModelProto; external data only as `onnx.load` reads it, from a "
+     "model file's own folder.")
+    try: m = model if isinstance(model, onnx.ModelProto) else \
+             onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(model)
+    except (DecodeError, onnx.checker.ValidationError) as e:
+        raise OnnxError(f"cannot load the model: {type(e).__name__}: {str(e).splitlines()[0]}") from None
+    if bad := _external(m.graph) + [b for f in m.functions for b in _external(f)]:
+        raise OnnxError(f"{bad[0]}: tensor data in an external file, read only from a model path's own folder")
+    return m
+
 # %% ../nbs/10_onnx.ipynb #90522c25
 class OnnxRunner:
     ("Run an ONNX model (a path, bytes or a ModelProto) as Tensor programs on `device`; checked when made: a valid "
      "model, every op supported.")
     def __init__(self, model, device:str|None=None):
-        if isinstance(model, bytes): model = onnx.load_from_string(model)
-        self.model = model if isinstance(model, onnx.ModelProto) else onnx.load(model)
-        try: onnx.checker.check_model(self.model)
-        except onnx.checker.ValidationError as e:
-            raise OnnxError(f"invalid ONNX model: {str(e).splitlines()[0]}") from None
+        self.model = _load(model)
+        # full_check: onnx's type and shape inference too, which refuses an op given the wrong types; the checker's C++
+        # raises ValueError (an unknown type id) or UnicodeDecodeError (a name that is not UTF-8) as well. A node
+        # without a name takes its first output's meanwhile, so that onnx's message names it.
+        unnamed = []
+        try:
+            unnamed = [n for n in self.model.graph.node if not n.name and n.output]
+            for n in unnamed: n.name = n.output[0]
+            onnx.checker.check_model(self.model, full_check=True)
+        except Exception as e: raise OnnxError(f"invalid ONNX model: {str(e).splitlines()[0]}") from None
+        finally:
+            for n in unnamed: n.name = ""
         g, self.device = self.model.graph, device
         self.opset = next((o.version for o in self.model.opset_import if o.domain in ("", "ai.onnx")), 1)
+        if self.opset > (top := onnx.defs.onnx_opset_version()):
+            raise OnnxError(f"opset {self.opset}: the installed onnx {onnx.__version__} knows opsets up to {top}")
         if bad := _unsupported(g): raise OnnxError(f"unsupported op{'s' * (len(bad) > 1)}: {', '.join(bad)}")
         # FLOAT16=1: float32 weights, constants and values as float16 (sums still accumulate in float32)
         self.float16 = bool(getenv("FLOAT16"))
-        half = lambda x: x.astype(np.float16) if self.float16 and x.dtype == np.float32 else x.copy()
-        self.consts = {t.name: Tensor(half(numpy_helper.to_array(t)), device=device) for t in g.initializer}
+        half = lambda x: x.astype(np.float16) if self.float16 and x.dtype == np.float32 else x
+        self.consts = {t.name: Tensor(half(_array(t, f"initializer {t.name!r}")), device=device) for t in g.initializer}
         for t in self.consts.values(): t.jit_constant = True
         self.inputs = {i.name: i.type.tensor_type for i in g.input if i.name not in self.consts}
         self.nodes = [(n, _half(_attrs(n)) if self.float16 else _attrs(n)) for n in g.node]
@@ -141,8 +187,8 @@ def check(self, name:str, x:Tensor, dims:dict) -> None:
     ("Raise OnnxError unless input `x` has `name`'s dtype and shape (a named dimension takes one size across the "
      "inputs, kept in `dims`).")
     tt = self.inputs[name]
-    if (want := DTYPES.get(tt.elem_type)) is not None and x.dtype != want:
-        raise OnnxError(f"input {name!r}: expected {want}, got {x.dtype}")
+    if (want := DTYPES.get(tt.elem_type)) != x.dtype:
+        raise OnnxError(f"input {name!r}: expected {want or f'ONNX type {tt.elem_type}'}, got {x.dtype}")
     if not tt.HasField("shape"): return
     want = [d.dim_param or (d.dim_value if d.HasField("dim_value") else None) for d in tt.shape.dim]
     fits = lambda w, n: w is None or (dims.setdefault(w, n) == n if isinstance(w, str) else w == n)
@@ -197,12 +243,20 @@ OPS.update({n: (lambda f: lambda i, a, v: f(i[0], a))(f) for n, f in ACTS.items(
 # %% ../nbs/10_onnx.ipynb #0db453bd
 @op("Mean")
 def _mean(i, a, v): return functools.reduce(Tensor.add, i) / len(i)
+def _nonzero(t:Tensor) -> Tensor:
+    "Integer divisor `t`, after an OnnxError if it holds a zero `_host` can read (onnxruntime refuses those)."
+    if (h := _host(t)) is not None and (h == 0).any(): raise OnnxError("integer division by zero")
+    return t
 @op("Div")
-def _div(i, a, v): return i[0].div(i[1], rounding_mode="trunc") if dtypes.is_int(i[0].dtype) else i[0] / i[1]
+def _div(i, a, v): return i[0].div(_nonzero(i[1]), rounding_mode="trunc") if dtypes.is_int(i[0].dtype) else i[0] / i[1]
 @op("Pow")
 def _pow(i, a, v): return i[0].pow(i[1]).cast(i[0].dtype)
 @op("Mod")
-def _mod(i, a, v): return i[0].fmod(i[1]) if a.get("fmod", 0) else i[0].mod(i[1])
+def _mod(i, a, v):
+    if (f := a.get("fmod", 0)) not in (0, 1) or not f and v < 28 and dtypes.is_float(i[0].dtype):
+        raise OnnxError(f"fmod={f}: 0 or 1 expected, and 1 for floats before opset 28")
+    b = _nonzero(i[1]) if dtypes.is_int(i[0].dtype) else i[1]
+    return i[0].fmod(b) if f else i[0].mod(b)
 @op("BitShift")
 def _shift(i, a, v): return i[0].lshift(i[1]) if a["direction"] == "LEFT" else i[0].rshift(i[1])
 @op("Where")
@@ -231,7 +285,7 @@ def _per_axis(t:Tensor|None, x:Tensor, a:dict) -> Tensor|None:
     ("A quantization scale or zero point `t`: a 1-D one runs along `x`'s axis `a['axis']` (per channel), else it "
      "broadcasts as it is.")
     if t is None or t.ndim != 1 or x.ndim < 2: return t
-    return t.reshape([-1 if d == a.get("axis", 1) % x.ndim else 1 for d in range(x.ndim)])
+    return t.reshape([-1 if d == _axis(a.get("axis", 1), x.ndim) else 1 for d in range(x.ndim)])
 @op("DequantizeLinear")
 def _dequant(i, a, v):
     sc, zp = _per_axis(i[1], i[0], a), _per_axis(opt(i, 2), i[0], a)
@@ -271,8 +325,9 @@ def _reduce(f, since:int):
             if a.get("noop_with_empty_axes", 0) and axes is not None: return i[0]
             axes = range(i[0].ndim)
         # over nothing: the reduction's identity (-inf for a max), as onnx's reference
+        axes = [_axis(d, i[0].ndim) for d in axes]
         if any(i[0].shape[d] == 0 for d in axes):
-            keep = bool(a.get("keepdims", 1)); axes = [d % i[0].ndim for d in axes]
+            keep = bool(a.get("keepdims", 1))
             val = {"ReduceMax": -math.inf, "ReduceMin": math.inf, "ReduceProd": 1, "ReduceLogSum": -math.inf,
                    "ReduceLogSumExp": -math.inf}
             shape = [1 if d in axes else n for d, n in enumerate(i[0].shape) if keep or d not in axes]
@@ -285,7 +340,7 @@ OPS.update({n: _reduce(f, s) for n, (f, s) in REDUCE.items()})
 # %% ../nbs/10_onnx.ipynb #172f7d28
 def _argx(largest:bool):
     def run(i, a, v):
-        x, ax, last = i[0], a.get("axis", 0) % i[0].ndim, a.get("select_last_index", 0)
+        x, ax, last = i[0], _axis(a.get("axis", 0), i[0].ndim), a.get("select_last_index", 0)
         r = (x.flip(ax) if last else x).argmax(ax, keepdim=bool(a.get("keepdims", 1))) if largest else \
             (x.flip(ax) if last else x).argmin(ax, keepdim=bool(a.get("keepdims", 1)))
         return (x.shape[ax] - 1 - r if last else r).cast(dtypes.int64)
@@ -293,7 +348,7 @@ def _argx(largest:bool):
 OPS.update({"ArgMax": _argx(True), "ArgMin": _argx(False)})
 def _soft(kind:str):
     def run(i, a, v):
-        x, ax = i[0].contiguous(), a.get("axis", -1 if v >= 13 else 1) % i[0].ndim  # computed once: see below
+        x, ax = i[0].contiguous(), _axis(a.get("axis", -1 if v >= 13 else 1), i[0].ndim)  # computed once: see below
         if v < 13: x, ax = x.reshape(math.prod(x.shape[:ax]), -1), 1  # before opset 13: over everything from `axis` on
         if kind == "Hardmax": y = x.argmax(ax, keepdim=True).eq(Tensor.arange(x.shape[ax], device=x.device).reshape(
             [-1 if d == ax else 1 for d in range(x.ndim)])).cast(x.dtype)
@@ -303,12 +358,12 @@ def _soft(kind:str):
 OPS.update({k: _soft(k) for k in ("Softmax", "LogSoftmax", "Hardmax")})
 @op("TopK")
 def _topk(i, a, v):
-    k, ax = ints(i[1])[0] if v >= 10 else a["k"], a.get("axis", -1)
+    k, ax = ints(i[1])[0] if v >= 10 else a["k"], _axis(a.get("axis", -1), i[0].ndim)
     vals, idx = i[0].topk(k, ax, bool(a.get("largest", 1)), True)
     return [vals, idx.cast(dtypes.int64)]
 @op("CumSum", "CumProd")
 def _cum(i, a, v):
-    x, ax = i[0], ints(i[1])[0] % i[0].ndim
+    x, ax = i[0], _axis(ints(i[1])[0], i[0].ndim)
     rev, f = a.get("reverse", 0), Tensor.cumsum if a.get("_op") == "CumSum" else Tensor.cumprod
     y = f(x.flip(ax) if rev else x, ax)
     if a.get("exclusive", 0):  # shift by one along the axis, the identity first
@@ -318,29 +373,32 @@ def _cum(i, a, v):
 # %% ../nbs/10_onnx.ipynb #83ffc433
 @op("Reshape")
 def _reshape(i, a, v):
+    if v >= 5 and i[1].ndim != 1: raise OnnxError(f"shape: a 1-D tensor expected, got shape {i[1].shape}")
     s = ints(i[1]) if v >= 5 else a["shape"]
     return i[0].reshape([i[0].shape[k] if d == 0 and not a.get("allowzero", 0) else d for k, d in enumerate(s)])
 @op("Transpose")
 def _transpose(i, a, v): return i[0].permute(a.get("perm", list(range(i[0].ndim))[::-1]))
 @op("Flatten")
-def _flatten(i, a, v): return i[0].reshape(math.prod(i[0].shape[:a.get("axis", 1) % (i[0].ndim or 1)]), -1)
+def _flatten(i, a, v):
+    ax = a.get("axis", 1); ax = _axis(ax, i[0].ndim + 1) if ax >= 0 else _axis(ax, i[0].ndim)  # may be the rank
+    return i[0].reshape(math.prod(i[0].shape[:ax]), -1)
 @op("Squeeze")
 def _squeeze(i, a, v):
     axes = ints(opt(i, 1)) if v >= 13 else a.get("axes")
-    axes = [d for d, n in enumerate(i[0].shape) if n == 1] if axes is None else [d % i[0].ndim for d in axes]
+    axes = [d for d, n in enumerate(i[0].shape) if n == 1] if axes is None else [_axis(d, i[0].ndim) for d in axes]
     return i[0].reshape([n for d, n in enumerate(i[0].shape) if d not in axes])
 @op("Unsqueeze")
 def _unsqueeze(i, a, v):
     axes, shape = ints(i[1]) if v >= 13 else a["axes"], list(i[0].shape)
-    for d in sorted(d % (i[0].ndim + len(axes)) for d in axes): shape.insert(d, 1)
+    for d in sorted(_axis(d, i[0].ndim + len(axes)) for d in axes): shape.insert(d, 1)
     return i[0].reshape(shape)
 @op("Concat")
-def _concat(i, a, v): return i[0].cat(*i[1:], dim=a["axis"])
+def _concat(i, a, v): return i[0].cat(*i[1:], dim=_axis(a["axis"], i[0].ndim))
 
 # %% ../nbs/10_onnx.ipynb #fa604e84
 @op("Split")
 def _split(i, a, v):
-    x, ax = i[0], a.get("axis", 0)
+    x, ax = i[0], _axis(a.get("axis", 0), i[0].ndim)
     sizes = ints(opt(i, 1)) if v >= 13 else a.get("split")
     if sizes is None:  # equal parts, the last one smaller
         n = a.get("num_outputs") or a["_outputs"]
@@ -353,7 +411,7 @@ def _slice(i, a, v):
     axes = (ints(opt(i, 3)) if v >= 10 else a.get("axes")) or range(len(starts))
     steps = ints(opt(i, 4)) if v >= 10 else None
     for s, e, ax, st in zip(starts, ends, axes, steps or [1] * len(starts)):
-        ax, n = ax % x.ndim, x.shape[ax % x.ndim]
+        n = x.shape[ax := _axis(ax, x.ndim)]
         s, e = (p + n if p < 0 else p for p in (s, e))
         s, e = (max(0, min(n, p)) if st > 0 else max(-1, min(n - 1, p)) for p in (s, e))  # numpy's clamping
         if st < 0: x, s, e, st = x.flip(ax), n - 1 - s, n - 1 - e, -st
@@ -362,23 +420,29 @@ def _slice(i, a, v):
     return x
 
 # %% ../nbs/10_onnx.ipynb #osh1c
+def _in_range(idx:Tensor, n) -> Tensor:
+    ("Index tensor `idx`, after an OnnxError if it holds a value outside [-n, n) that `_host` can read (`n`: an "
+     "axis's size, or a list of them along `idx`'s last axis).")
+    if (h := _host(idx)) is not None and (bad := (h < -np.asarray(n)) | (h >= np.asarray(n))).any():
+        raise OnnxError(f"index {h[bad][0]} is out of range for an axis of size {np.broadcast_to(n, h.shape)[bad][0]}")
+    return idx
 @op("Gather")
 def _gather(i, a, v):
-    x, ax = i[0], a.get("axis", 0) % i[0].ndim
-    return x[tuple([slice(None)] * ax + [(i[1] < 0).where(i[1] + x.shape[ax], i[1])])]
+    x, ax = i[0], _axis(a.get("axis", 0), i[0].ndim); idx = _in_range(i[1], x.shape[ax])
+    return x[tuple([slice(None)] * ax + [(idx < 0).where(idx + x.shape[ax], idx)])]
 @op("GatherElements")
 def _gather_el(i, a, v):
-    ax = a.get("axis", 0) % i[0].ndim
-    return i[0].gather(ax, (i[1] < 0).where(i[1] + i[0].shape[ax], i[1]))
+    ax = _axis(a.get("axis", 0), i[0].ndim); idx = _in_range(i[1], i[0].shape[ax])
+    return i[0].gather(ax, (idx < 0).where(idx + i[0].shape[ax], idx))
 @op("ScatterElements", "Scatter")
 def _scatter_el(i, a, v):
-    ax, red = a.get("axis", 0) % i[0].ndim, a.get("reduction", "none")
-    idx = (i[1] < 0).where(i[1] + i[0].shape[ax], i[1])
+    ax, red = _axis(a.get("axis", 0), i[0].ndim), a.get("reduction", "none")
+    idx = _in_range(i[1], i[0].shape[ax]); idx = (idx < 0).where(idx + i[0].shape[ax], idx)
     if red == "none": return i[0].scatter(ax, idx, i[2])
     return i[0].scatter_reduce(ax, idx, i[2], {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}[red])
 @op("ScatterND")
 def _scatternd(i, a, v):
-    x, idx, upd = i; k = idx.shape[-1]; rest = math.prod(x.shape[k:])
+    x, idx, upd = i; k = idx.shape[-1]; rest, idx = math.prod(x.shape[k:]), _in_range(idx, x.shape[:k])
     terms = [(idx[..., j] % x.shape[j]) * math.prod(x.shape[j + 1:k]) for j in range(k)]
     lin = functools.reduce(Tensor.add, terms).cast(dtypes.int64)
     # every element an update writes
@@ -390,7 +454,7 @@ def _scatternd(i, a, v):
 @op("GatherND")
 def _gathernd(i, a, v):
     x, idx, b = i[0], i[1], a.get("batch_dims", 0); k = idx.shape[-1]
-    nb, inner = math.prod(x.shape[:b]), x.shape[b:b + k]
+    nb, inner, idx = math.prod(x.shape[:b]), x.shape[b:b + k], _in_range(idx, x.shape[b:b + k])
     lin = functools.reduce(Tensor.add, [(idx[..., j] % inner[j]) * math.prod(inner[j + 1:]) for j in range(k)])
     offs = Tensor.arange(nb, device=x.device) * math.prod(inner)  # batch offsets
     lin = lin + offs.reshape(list(idx.shape[:b]) + [1] * (idx.ndim - 1 - b))
@@ -399,7 +463,7 @@ def _gathernd(i, a, v):
 # %% ../nbs/10_onnx.ipynb #osh2c
 @op("CenterCropPad")
 def _ccp(i, a, v):
-    x = i[0]; axes = [d % x.ndim for d in a.get("axes", range(x.ndim))]
+    x = i[0]; axes = [_axis(d, x.ndim) for d in a.get("axes", range(x.ndim))]
     want = dict(zip(axes, ints(i[1])))
     # padding splits its odd one after, cropping before
     return x.pad([((w - n) // 2, w - n - (w - n) // 2) if w >= n else (-((n - w) // 2), -(n - w - (n - w) // 2))
@@ -435,7 +499,7 @@ def _range(i, a, v):
 def _pad(i, a, v):
     x, pads = i[0], ints(i[1]) if v >= 11 else a["pads"]
     val = (opt(i, 2).numpy().item() if opt(i, 2) is not None else 0) if v >= 11 else a.get("value", 0.0)
-    axes = [d % x.ndim for d in ints(opt(i, 3), range(x.ndim))]
+    axes = [_axis(d, x.ndim) for d in ints(opt(i, 3), range(x.ndim))]
     per = {ax: (pads[k], pads[k + len(axes)]) for k, ax in enumerate(axes)}
     modes = {"constant": "constant", "reflect": "reflect", "edge": "replicate", "wrap": "circular"}
     return x.pad([per.get(d, (0, 0)) for d in range(x.ndim)], modes[a.get("mode", "constant")], val)
@@ -463,7 +527,7 @@ def _eyelike(i, a, v):
     return e.cast(DTYPES[a["dtype"]] if "dtype" in a else i[0].dtype)
 @op("OneHot")
 def _onehot(i, a, v):
-    depth, (off, on), ax = int(i[1].numpy().item()), i[2].numpy().tolist(), a.get("axis", -1) % (i[0].ndim + 1)
+    depth, (off, on), ax = int(i[1].numpy().item()), i[2].numpy().tolist(), _axis(a.get("axis", -1), i[0].ndim + 1)
     idx = (i[0] < 0).where(i[0] + depth, i[0]).unsqueeze(ax)
     shape = [depth if d == ax else 1 for d in range(i[0].ndim + 1)]
     hot = idx == Tensor.arange(depth, device=i[0].device).reshape(shape)
@@ -552,12 +616,12 @@ def _instnorm(i, a, v):
     return (i[0] - mean) * inv * i[1].reshape(sh) + i[2].reshape(sh)
 @op("LayerNormalization")
 def _layernorm(i, a, v):
-    mean, inv = _norm(i[0], tuple(range(a.get("axis", -1) % i[0].ndim, i[0].ndim)), a.get("epsilon", 1e-5))
+    mean, inv = _norm(i[0], tuple(range(_axis(a.get("axis", -1), i[0].ndim), i[0].ndim)), a.get("epsilon", 1e-5))
     y = (i[0] - mean) * inv * i[1]
     return [y if opt(i, 2) is None else y + i[2], mean, inv]
 @op("RMSNormalization")
 def _rmsnorm(i, a, v):
-    axes = tuple(range(a.get("axis", -1) % i[0].ndim, i[0].ndim))
+    axes = tuple(range(_axis(a.get("axis", -1), i[0].ndim), i[0].ndim))
     return i[0] * (i[0].square().mean(axes, keepdim=True) + a.get("epsilon", 1e-5)).rsqrt() * i[1]
 @op("GroupNormalization")
 def _groupnorm(i, a, v):
@@ -571,7 +635,7 @@ def _lrn(i, a, v):
     return i[0].local_response_norm(a["size"], a.get("alpha", 1e-4), a.get("beta", 0.75), a.get("bias", 1.0))
 @op("LpNormalization")
 def _lpnorm(i, a, v):
-    ax, p = a.get("axis", -1), a.get("p", 2)
+    ax, p = _axis(a.get("axis", -1), i[0].ndim), a.get("p", 2)
     n = i[0].abs().sum(ax, keepdim=True) if p == 1 else i[0].square().sum(ax, keepdim=True).sqrt()
     return (n == 0).where(0, i[0] / n)  # a zero vector stays zero
 @op("MeanVarianceNormalization")
@@ -924,7 +988,8 @@ def _onnx_run(a) -> None:
     try:
         if prog: outs = run_program(a.model, inputs)
         else: outs = {k: t.numpy() for k, t in OnnxRunner(a.model)(inputs).items()}
-    except (OnnxError, JitError, OSError) as e: raise SystemExit(f"tinybook onnx run: {e}") from None
+    # ValueError: OnnxError, or a .npz numpy cannot read
+    except (ValueError, JitError, OSError) as e: raise SystemExit(f"tinybook onnx run: {e}") from None
     ref = None
     if a.check:
         import onnxruntime
