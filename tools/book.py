@@ -70,14 +70,14 @@ def defs(py:Path) -> dict:
                 if isinstance(t, ast.Name): out.setdefault(t.id, (n.lineno, notes.get(n.lineno) or " ".join(above(n.lineno - 1))))
     return out
 
-def patched(classes) -> list:
-    "(module, `Class.method`, function) for each public method (or operator) of `classes` that a module added after the class body "
-    "(`patch_to`, `setattr` in a loop): its function's qualified name is not under the class's."
+def patched(classes, mods) -> list:
+    "(module, `Class.method`, function) for each public method (or operator) of `classes` that one of modules `mods` added after the "
+    "class body (`patch_to`, `setattr` in a loop): its function's qualified name is not under the class's."
     out = []
     for c in classes:
         for k, v in vars(c).items():
             f = getattr(v, "fget", None) or getattr(v, "func", None) or getattr(v, "__func__", None) or v  # property, cached_property
-            if inspect.isfunction(f) and f.__module__.startswith("tinybook.") and not f.__qualname__.startswith(c.__qualname__ + ".") \
+            if inspect.isfunction(f) and f.__module__ in mods and not f.__qualname__.startswith(c.__qualname__ + ".") \
                and (k[0] != "_" or k.endswith("__")): out.append((f.__module__, f"{c.__name__}.{k}", f))
     return out
 
@@ -117,7 +117,7 @@ def api_index(pkg:Path) -> str:
     rows = {m: [(n, p, *defs(p).get(n, (0, ""))) for n in getattr(mods[m], "__all__", [])] for m, p in files.items()}
     classes = {v for mod in mods.values() for v in vars(mod).values()
                if isinstance(v, type) and v.__module__ in mods and v.__name__[0] != "_"}
-    for m, name, f in patched(classes): rows[m].append((name, Path(f.__code__.co_filename), f.__code__.co_firstlineno, f.__doc__))
+    for m, name, f in patched(classes, mods): rows[m].append((name, Path(f.__code__.co_filename), f.__code__.co_firstlineno, f.__doc__))
     out = ["# API index\n", "Every public name of the `tinybook` package, by module in chapter order, then alphabetically: a module's "
            "`__all__` and the methods it adds to classes (`Tensor.sum` comes with `tinybook.ops`), each linked to the section of the "
            "chapter whose cell defines it, with its docstring's first paragraph (or a constant's comment). `tools/book.py` writes this "
