@@ -125,10 +125,10 @@ def api_index(pkg:Path) -> str:
     for m in sorted(files, key=lambda m: (marks(files[m])[0][1].name, m)):
         nb = marks(files[m])[0][1]
         out += [f"## {m}\n", f"{one_line(mods[m].__doc__)} ([{nb.stem}]({nb.name}))\n",
-                "| Name | Chapter, section | What it is |", "|---|---|---|"]
+                "| Name | Section | What it is |", "|---|---|---|"]
         for n, py, line, doc in sorted(rows[m], key=lambda r: r[0].lower()):
             nb, h, a = where(py, line)
-            out.append(f"| [`{n}`]({nb.name}#{a}) | {nb.stem}: {one_line(h)} | {one_line(doc)} |")
+            out.append(f"| [`{n}`]({nb.name}#{a}) | {one_line(h)} | {one_line(doc)} |")
         out.append("")
     return "\n".join(out)
 
