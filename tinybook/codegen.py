@@ -7,12 +7,13 @@ from __future__ import annotations
 import math, itertools, functools, numpy as np
 from dataclasses import dataclass
 from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_rules, cast_np, patch_to, getenv
+from .ops import UPat, PatternMatcher, graph_rewrite
 
 # %% auto #0
-__all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'NARROW', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint',
-           'srange', 'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index',
-           'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'i8_load', 'int8_dot', 'carried', 'Kernel',
-           'is_lane', 'is_index', 'fold_index', 'collapse_gather', 'stop_loops', 'node_scopes', 'place_nodes',
+__all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'NARROW', 'IDX_OPS', 'fold_rules', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions',
+           'sint', 'srange', 'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index',
+           'st_index', 'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'i8_load', 'int8_dot', 'carried',
+           'Kernel', 'is_lane', 'is_index', 'fold_index', 'collapse_gather', 'stop_loops', 'node_scopes', 'place_nodes',
            'emit_loops', 'plain_linear', 'eval_index', 'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base',
            'interval', 'indexes', 'gathers', 'lane_opts', 'decompose']
 
@@ -318,26 +319,21 @@ def is_index(u:UOp) -> bool:
         u.__dict__["is_index"] = u.op is Ops.RANGE or u.op in IDX_OPS and all(is_index(s) for s in u.src)
     return u.__dict__["is_index"]
 def _const(v, d:DType) -> UOp: return UOp(Ops.CONST, d, (), v)
-def _rebuild(root:UOp, f) -> UOp:
-    """`root` rebuilt sources first, each node passed to `f` once its sources are rebuilt (`f` gives its replacement, or
-    None to keep it)."""
-    memo = {}
-    for u in root.toposort:
-        nu = u.replace(src=tuple(memo[s] for s in u.src)) if u.src else u
-        memo[u] = f(nu) or nu
-    return memo[root]
-def _fold(u:UOp) -> UOp|None:
-    if u.dtype is not dtypes.int32 or not all(is_index(s) for s in u.src): return None
-    if u.op in (Ops.ADD, Ops.MUL): return (sadd if u.op is Ops.ADD else smul)(*u.src)
+def _ix(*us) -> bool: return all(map(is_index, us))
+def _int2(op:Ops) -> UPat: return UPat(op, dtypes.int32, (UPat.var("a"), UPat.var("b")))
+def _k(v) -> UPat: return UPat(Ops.CONST, arg=v)
+fold_rules = PatternMatcher([
+    (_int2(Ops.ADD), lambda a, b: sadd(a, b) if _ix(a, b) else None),
+    (_int2(Ops.MUL), lambda a, b: smul(a, b) if _ix(a, b) else None),
     # an unrolled copy's bit
-    if u.op is Ops.WHERE and u.src[0].op is Ops.CONST: return u.src[1] if u.src[0].arg else u.src[2]
-    if u.op is not Ops.WHERE or (c := u.src[0]).op is not Ops.CMPLT: return None
-    bit = c.src[0].op is Ops.CONST and c.src[0].arg == 0 and vbounds(c.src[1]) == (0, 1)  # `0 < e ? 1 : 0` is e
-    return c.src[1] if bit and [s.arg for s in u.src[1:] if s.op is Ops.CONST] == [1, 0] else None
+    (UPat(Ops.WHERE, dtypes.int32, (UPat(Ops.CONST, name="c"), UPat.var("a"), UPat.var("b"))),
+     lambda c, a, b: (a if c.arg else b) if _ix(a, b) else None),
+    # `0 < e ? 1 : 0` is e
+    (UPat(Ops.WHERE, dtypes.int32, (UPat(Ops.CMPLT, src=(_k(0), UPat.var("e"))), _k(1), _k(0))),
+     lambda e: e if _ix(e) and vbounds(e) == (0, 1) else None)])
 def fold_index(root:UOp) -> UOp:
-    """Int32 arithmetic on index expressions rebuilt as index expressions (so 01's integer arange is its range again):
-    sources first."""
-    return _rebuild(root, _fold)
+    "Int32 arithmetic on index expressions rebuilt as index expressions (so 01's integer arange is its range again)."
+    return graph_rewrite(root, fold_rules)
 
 # %% ../nbs/04_codegen.ipynb #749c5daa
 def _eq_range(c:UOp) -> tuple[UOp, UOp]|None:
@@ -350,12 +346,12 @@ def _eq_range(c:UOp) -> tuple[UOp, UOp]|None:
 def _subst(u:UOp, r:UOp, v:UOp, ok:UOp) -> UOp:
     """`u` with range `r` replaced by the value `v`; a load whose index now holds v reads only where `ok` (so never out
     of bounds)."""
-    def f(x:UOp) -> UOp|None:
-        if x is r: return v
-        if x.op is not Ops.LOAD or v not in x.src[1].toposort: return None
-        valid = UOp(Ops.AND, dtypes.bool, (x.src[2], ok)) if len(x.src) > 2 else ok
-        return UOp(Ops.LOAD, x.dtype, x.src[:2] + (valid,))
-    return _rebuild(u, f)
+    def load(x:UOp) -> UOp|None:  # ANDs `ok` once
+        valid = x.src[2] if len(x.src) > 2 else None
+        if v not in x.src[1].toposort or valid is ok or valid is not None and valid.src[1:] == (ok,): return None
+        return UOp(Ops.LOAD, x.dtype, x.src[:2] + (ok if valid is None else UOp(Ops.AND, dtypes.bool, (valid, ok)),))
+    return graph_rewrite(u, PatternMatcher([(UPat(Ops.RANGE, name="x"), lambda x: v if x is r else None),
+                                            (UPat(Ops.LOAD, name="x"), load)]))
 def _onehot(s:UOp) -> tuple[UOp|None, object]:
     """(the `c ? x : 0` in reduce value `s`, which is that or a cast of it (a small int summed wider), and how to put a
     new one in its place)."""
@@ -363,7 +359,6 @@ def _onehot(s:UOp) -> tuple[UOp|None, object]:
     if w.op is not Ops.WHERE or w.src[2].op is not Ops.CONST or w.src[2].arg != 0: return None, None
     return w, (lambda n: n) if w is s else (lambda n: s.replace(src=(n,)))
 def _collapse(u:UOp) -> UOp|None:
-    if u.op is not Ops.REDUCE or u.arg is not Ops.ADD: return None
     vals, rs = [_onehot(s) for s in u.src if s.op is not Ops.RANGE], [s for s in u.src if s.op is Ops.RANGE]
     hits = {_eq_range(w.src[0]) if w is not None else None for w, _ in vals}
     # lanes: a row each
@@ -376,7 +371,7 @@ def _collapse(u:UOp) -> UOp|None:
 def collapse_gather(root:UOp) -> UOp:
     """A sum over range r of `v == r ? x(r) : 0`, v not depending on r, is `0 <= v < n ? x(v) : 0`: one read where a
     one-hot read n."""
-    return _rebuild(root, _collapse)
+    return graph_rewrite(root, PatternMatcher([(UPat(Ops.REDUCE, arg=Ops.ADD, name="u"), _collapse)]))
 
 # %% ../nbs/04_codegen.ipynb #ac69ab6b
 def _conds(c:UOp) -> list[UOp]: return _conds(c.src[0]) + _conds(c.src[1]) if c.op is Ops.AND else [c]
@@ -413,7 +408,7 @@ def stop_loops(root:UOp) -> UOp:
         keep = lambda y, b, s: (y.op is Ops.CONST and y.arg == 0 and b.op is not Ops.CONST or
                                 y.op is Ops.LOAD and y.src[:2] == s.src[:2])
         stop(r, [(s.src[2], functools.partial(keep, s=s)) for s in stores])
-    return _rebuild(root, new.get) if new else root
+    return graph_rewrite(root, PatternMatcher([(UPat(Ops.RANGE, name="r"), lambda r: new.get(r))])) if new else root
 
 # %% ../nbs/04_codegen.ipynb #08633e14
 @patch_to(Kernel)
@@ -747,16 +742,10 @@ decompositions = {  # op -> fn(supported, *src as _V) -> _V, or None when the dt
 def decompose(root:UOp, supported:set) -> UOp:
     """Rewrite every ALU node under `root` whose op is not in `supported` with `decompositions`, sources first, until
     none is left."""
-    memo = {}
-    def rw(u:UOp) -> UOp:
-        if u in memo: return memo[u]
-        nu = u.replace(src=tuple(rw(s) for s in u.src))
-        if nu.op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST} and nu.op not in supported:
-            if (r := decompositions[nu.op](supported, *map(_V, nu.src)) if nu.op in decompositions else None) is None:
-                srcs = ', '.join(str(s.dtype) for s in nu.src)
-                raise NotImplementedError(f"{nu.op} on {srcs} is not supported and has no decomposition")
-            nu = rw(r.u)
-        memo[u] = memo[nu] = nu
-        return nu
-    for u in root.toposort: rw(u)
-    return memo[root]
+    def dec(x:UOp) -> UOp:
+        if (r := decompositions[x.op](supported, *map(_V, x.src)) if x.op in decompositions else None) is None:
+            srcs = ', '.join(str(s.dtype) for s in x.src)
+            raise NotImplementedError(f"{x.op} on {srcs} is not supported and has no decomposition")
+        return r.u
+    ops = (GroupOp.ALU | {Ops.CAST, Ops.BITCAST}) - supported
+    return graph_rewrite(root, PatternMatcher([(UPat(ops, name="x"), dec)]))

@@ -88,7 +88,7 @@ def graph_rewrite(root:UOp, pm:PatternMatcher) -> UOp:
         if u in memo: return memo[u]
         src = tuple(rw(s) for s in u.src)
         nu = u if src == u.src else u.replace(src=src)
-        memo[u] = out = nu if (r := pm.rewrite(nu)) is None else rw(r)
+        memo[u] = out = nu if (r := pm.rewrite(nu)) is None or r is nu else rw(r)
         return out
     for u in root.toposort: rw(u)
     return memo[root]

@@ -14,7 +14,7 @@ from .gguf import NATIVE, GGML_TYPES
 from ..device import commands
 
 # %% auto #0
-__all__ = ['ARCHS', 'NORM_TYPES', 'ASCII_VOCAB', 'MODELS', 'llm_commands', 'Config', 'check_weights', 'Linear', 'Transformer',
+__all__ = ['ARCHS', 'NORM_TYPES', 'ASCII_VOCAB', 'MODELS', 'llm_commands', 'Config', 'check_weights', 'GGUFLinear', 'Transformer',
            'random_llama', 'Sampler', 'generate', 'StopText', 'generate_text', 'model_path', 'model_args', 'load_model']
 
 # %% ../../nbs/09b_model.ipynb #c5e6eaef
@@ -86,7 +86,7 @@ def check_weights(c:Config, ts:dict) -> None:
             raise GGUFError(f"tensor {name!r} is {GGML_TYPES[t.type][0]}: a norm's weight is F32, F16 or BF16")
 
 # %% ../../nbs/09b_model.ipynb #fc223e37
-class Linear:
+class GGUFLinear:
     "`x @ w.T` for a GGUF weight kept as bytes `raw` of ggml type `t`, (out, in) `shape` (`q8`: see 09's `qlinear`)."
     def __init__(self, raw:Tensor, t:int, shape:tuple, q8:bool=False):
         self.raw, self.t, self.shape, self.q8 = raw, t, shape, q8
@@ -110,7 +110,7 @@ class Transformer:
             if name not in ts: return None
             raw, t = ts[name]
             if t.type in NATIVE and len(t.shape) == 1: return raw.to(device).float().realize()  # a norm's weight
-            return Linear(raw.to(device).realize(), t.type, t.shape, q8)
+            return GGUFLinear(raw.to(device).realize(), t.type, t.shape, q8)
         self.cfg, self.max_ctx, self.device = cfg, max_ctx, device
         self.embed, self.norm = w("token_embd.weight"), w("output_norm.weight")
         self.out, self.vocab = w("output.weight") or self.embed, self.embed.shape[0]  # tied
