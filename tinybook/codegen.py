@@ -6,7 +6,9 @@
 from __future__ import annotations
 import math, itertools, functools, numpy as np
 from dataclasses import dataclass
-from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_rules, cast_np, patch_to, getenv
+from .helpers import patch_to, getenv
+from .dtype import DType, dtypes, cast_np
+from .uop import UOp, Ops, GroupOp, View, ShapeTracker, exec_rules
 
 # %% auto #0
 __all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'NARROW', 'IDX_OPS', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint',
