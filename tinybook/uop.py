@@ -276,7 +276,7 @@ def _dev(device, check:bool=True) -> str:
 
 
 # %% ../nbs/00_uop.ipynb #0a495c0a
-exec_rules = {
+exec_rules = {  # op -> fn(u, *values of its sources): the interpreter; 01_ops adds the primitive ops
     Ops.DEVICE: lambda u: None,
     Ops.BUFFER: lambda u, dev: u.arg.data,
     Ops.CONST: lambda u, dev: cast_np(u.arg, u.dtype),
