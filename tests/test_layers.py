@@ -7,9 +7,9 @@ import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "tinybook"
 
-def imports(path:Path) -> set[str]:
-    "Dotted names of the tinybook modules the file at `path` imports directly (relative or absolute, `import a.b` too)."
-    parts, out = path.relative_to(PKG.parent).with_suffix("").parts, set()
+def imports(path:Path, root:Path=PKG.parent) -> set[str]:
+    "Dotted names of the tinybook modules the file at `path` (under `root`) imports directly, relative or absolute."
+    parts, out = path.relative_to(root).with_suffix("").parts, set()
     pkg = parts[:-1]  # the package a relative import starts from (a package's __init__ included)
     for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(n, ast.Import): out |= {a.name for a in n.names}
@@ -28,6 +28,15 @@ def test_imports_parsed():
     assert {"tinybook.helpers", "tinybook.dtype", "tinybook.uop"} <= imports(PKG / "tensor.py")
     assert "tinybook.runtime" in imports(PKG / "runtime" / "qcom.py")  # `import tinybook.runtime`
     assert "tinybook.device" in imports(PKG / "runtime" / "cpu.py")  # `from ..device import ...`
+
+def test_violations_caught(tmp_path):
+    "Each spelling of a forbidden import is seen: relative, absolute, side-effect, a module named by `from pkg import`."
+    (f := tmp_path / "tinybook" / "runtime" / "x.py").parent.mkdir(parents=True)
+    f.write_text("from ..tensor import Tensor\nimport tinybook.nn.state\nfrom tinybook import nn\nfrom . import cpu\n")
+    got = imports(f, tmp_path)
+    assert {"tinybook.tensor", "tinybook.nn.state", "tinybook.nn", "tinybook.runtime.cpu"} <= got
+    bad = under(got, "tinybook.tensor", "tinybook.nn")
+    assert {"tinybook.tensor", "tinybook.nn.state", "tinybook.nn"} <= bad and "tinybook.runtime.cpu" not in bad
 
 BACKENDS = [PKG / "device.py", *sorted((PKG / "runtime").glob("*.py"))]
 @pytest.mark.parametrize("path", BACKENDS, ids=lambda p: p.relative_to(PKG).as_posix())
