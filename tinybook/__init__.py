@@ -1,5 +1,8 @@
 __version__ = "0.0.1"
-from tinybook.tensor import Tensor, dtypes, DType, UOp, Ops, Context
+from tinybook.helpers import Context
+from tinybook.dtype import dtypes, DType
+from tinybook.uop import UOp, Ops
+from tinybook.tensor import Tensor
 import tinybook.ops, tinybook.autograd, tinybook.schedule, tinybook.codegen, tinybook.renderer  # noqa: E401, 01-04
 import tinybook.device, tinybook.runtime, pkgutil, importlib  # noqa: E401
 for _m in pkgutil.iter_modules(tinybook.runtime.__path__):  # each runtime module registers its device

@@ -5,7 +5,10 @@
 # %% ../nbs/02_autograd.ipynb #93c25220
 from __future__ import annotations
 import math, contextlib
-from .tensor import Tensor, UOp, Ops, dtypes, patch_to
+from .helpers import patch_to
+from .dtype import dtypes
+from .uop import UOp, Ops
+from .tensor import Tensor
 import tinybook.ops  # noqa: F401, the Tensor arithmetic the gradient rules are written in
 
 # %% auto #0

@@ -6,7 +6,9 @@
 from __future__ import annotations
 import math, itertools, functools, numpy as np
 from dataclasses import dataclass
-from .tensor import UOp, Ops, GroupOp, View, ShapeTracker, DType, dtypes, exec_rules, cast_np, patch_to, getenv
+from .helpers import patch_to, getenv
+from .dtype import DType, dtypes, cast_np
+from .uop import UOp, Ops, GroupOp, View, ShapeTracker, exec_rules
 from .ops import UPat, PatternMatcher, graph_rewrite
 
 # %% auto #0

@@ -9,24 +9,22 @@ import functools
 import numpy as np
 from pathlib import Path
 from typing import Callable, NamedTuple
-from .tensor import Tensor, UOp, Ops, GroupOp, dtypes, backends, buffer_makers, device_checks, _dev, getenv
-from .tensor import f32_to_bf16, bf16_to_f32
-from .tensor import capturing, default_device
+from .helpers import getenv, replacing, cache_dir
+from .dtype import dtypes, f32_to_bf16, bf16_to_f32
+from .uop import UOp, Ops, GroupOp, Buffer, compute, backends, buffer_makers, device_checks, _dev, capturing, default_device
 from .schedule import kernel_name, schedule_uops, run_schedule, run_kernel, kept_outputs
 from .codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, run_linear, plain_linear
 from .renderer import Renderer, CRenderer
-from .nn.state import replacing
 
 # %% auto #0
 __all__ = ['Device', 'GPU_ORDER', 'GPU_FILES', 'POOL_BYTES', 'POOL_MIN', 'compiled_kernels', 'kernel_runners', 'commands',
-           'cache_dir', 'host_lanes', 'Allocator', 'Compiler', 'CompiledDevice', 'first_gpu', 'GlobalCounters',
-           'kernel_ops', 'kernel_reads', 'kernel_mem', 'count', 'fill_nan', 'host_empty', 'host_array', 'host_value',
-           'from_host', 'DeviceMemory', 'device_alloc', 'device_empty', 'CompiledKernel', 'launchable', 'kernel_key',
-           'search_opts', 'beam_on', 'run_kernel_on', 'run_backend', 'PythonRenderer', 'PythonProgram', 'PythonDevice',
-           'check_device', 'main']
+           'host_lanes', 'Allocator', 'Compiler', 'CompiledDevice', 'first_gpu', 'GlobalCounters', 'kernel_ops',
+           'kernel_reads', 'kernel_mem', 'count', 'fill_nan', 'host_empty', 'host_array', 'host_value', 'from_host',
+           'DeviceMemory', 'device_alloc', 'device_empty', 'CompiledKernel', 'launchable', 'kernel_key', 'search_opts',
+           'beam_on', 'run_kernel_on', 'run_backend', 'PythonRenderer', 'PythonProgram', 'PythonDevice', 'check_device',
+           'main']
 
 # %% ../nbs/05_backends.ipynb #fc2a1529
-def cache_dir() -> Path: return Path(os.getenv("TINYBOOK_CACHE", Path.home() / ".cache" / "tinybook"))
 @functools.cache
 def _cpu_lanes() -> int:
     try: flags = Path("/proc/cpuinfo").read_text()
@@ -53,8 +51,8 @@ class Compiler:
     def compile(self, src:str) -> bytes:
         path = cache_dir() / f"{self.key}-{hashlib.sha256(src.encode()).hexdigest()[:24]}.bin"
         if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True); tmp = path.with_suffix(f".{os.getpid()}")
-            tmp.write_bytes(self.compile_uncached(src)); os.replace(tmp, path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with replacing(path) as f: f.write(self.compile_uncached(src))
         return path.read_bytes()
     def compile_uncached(self, src:str) -> bytes: return src.encode()
 
@@ -420,7 +418,10 @@ def check_device(name:str) -> str:
     try:
         dev = Device[name] if name in Device.makers else None
         if dev is not None and (why := dev.missing()): return f"not here: {why}"
-        got = (Tensor(np.arange(5, dtype=np.float32), device=name) * 2 + 1).numpy()
+        x, f32 = UOp.new_buffer(_dev(name), 5, dtypes.float32, np.arange(5, dtype=np.float32)), dtypes.float32
+        c = lambda v: UOp(Ops.EXPAND, f32, (UOp(Ops.RESHAPE, f32, (UOp.const(f32, v, x.device),), (1,)),), (5,))
+        got = compute([UOp(Ops.ADD, f32, (UOp(Ops.MUL, f32, (x, c(2))), c(1)))])[0]  # 2·x + 1, built from UOps
+        got = np.asarray(got.data if isinstance(got, Buffer) else got)
         ok = name == "NULL" or np.array_equal(got, np.arange(5) * 2 + 1)
         return f"works: {dev or name}" if ok else f"wrong result {got}"
     except Exception as e: return f"not here: {e}"

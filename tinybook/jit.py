@@ -7,14 +7,15 @@ from __future__ import annotations
 import os, gc, json, time, ctypes, weakref, functools, numpy as np
 from pathlib import Path
 from typing import Callable
-from .tensor import Tensor, UOp, Ops, Buffer, Sym, to_dtype, patch_to, getenv, cast_np
-from .tensor import rng_hooks, capturing, var_bounds
+from .helpers import patch_to, getenv, replacing
+from .dtype import to_dtype, cast_np
+from .uop import UOp, Ops, Buffer, Sym, rng_hooks, capturing, var_bounds
+from .tensor import Tensor
 from .schedule import kernel_name, in_place, kept_outputs, _reads_file
 from .runtime import cpu
 from .device import Device, CompiledKernel, device_alloc, device_empty, GlobalCounters, kernel_ops, kernel_mem
 from .device import host_array, host_empty, compiled_kernels, kernel_key
 import tinybook.nn  # noqa: F401, Tensor.assign
-from .nn.state import replacing
 
 # %% auto #0
 __all__ = ['BARRIER', 'BATCH_OPS', 'JIT_FORMAT', 'JitError', 'Variable', 'batch_src', 'CapturedJit', 'TinyJit', 'load_jit']

@@ -9,7 +9,10 @@ from typing import Callable
 import onnx, onnx.backend.base
 from onnx import helper, numpy_helper
 from google.protobuf.message import DecodeError
-from .tensor import Tensor, dtypes, getenv, patch_to, capturing, _axis
+from .helpers import getenv, patch_to
+from .dtype import dtypes
+from .uop import capturing
+from .tensor import Tensor, _axis
 from .device import commands, compiled_kernels, kernel_name
 from .jit import TinyJit, CapturedJit, JitError, load_jit
 

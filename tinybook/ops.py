@@ -5,9 +5,11 @@
 # %% ../nbs/01_ops.ipynb #d3b5a3ef
 from __future__ import annotations
 import math, functools, numpy as np
-from .tensor import (Tensor, UOp, Ops, GroupOp, DType, dtypes, to_dtype, cast_np, f32_to_bf16, bf16_to_f32,
-                             least_upper_dtype, least_upper_float, sum_acc_dtype, exec_rules, patch_to, argfix, getenv,
-                             _axis, _py_dtype, _idx_int, _rg, arange_args, writers, Sym)
+from .helpers import patch_to, argfix, getenv
+from .dtype import (DType, dtypes, to_dtype, cast_np, f32_to_bf16, bf16_to_f32, least_upper_dtype,
+                           least_upper_float, sum_acc_dtype)
+from .uop import UOp, Ops, GroupOp, exec_rules, writers, Sym
+from .tensor import Tensor, _axis, _py_dtype, _idx_int, _rg, arange_args
 
 # %% auto #0
 __all__ = ['primitives', 'symbolic_simple', 'ERF_COEF', 'SCAN_BLOCK', 'SCATTER_REDUCE', 'UPat', 'PatternMatcher', 'graph_rewrite',

@@ -5,7 +5,9 @@
 # %% ../nbs/04a_renderer.ipynb #c232571b
 from __future__ import annotations
 import math
-from .tensor import UOp, Ops, GroupOp, DType, dtypes, patch_to
+from .helpers import patch_to
+from .dtype import DType, dtypes
+from .uop import UOp, Ops, GroupOp
 from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base, interval, NARROW, i8_load
 
 # %% auto #0

@@ -7,8 +7,10 @@ from __future__ import annotations
 import math, functools, itertools, numpy as np
 from typing import NamedTuple
 from dataclasses import dataclass
-from .tensor import (Tensor, UOp, Ops, GroupOp, Buffer, View, ShapeTracker, Sym, dtypes, patch_to, exec_rules,
-                             cast_np, getenv, backends, writers)
+from .helpers import patch_to, getenv
+from .dtype import dtypes, cast_np
+from .uop import UOp, Ops, GroupOp, Buffer, View, ShapeTracker, Sym, exec_rules, backends, writers
+from .tensor import Tensor
 import tinybook.ops  # noqa: F401, the Tensor API whose graphs are scheduled
 import tinybook.autograd  # noqa: F401, gradients flow through contiguous()
 

@@ -6,7 +6,8 @@
 from __future__ import annotations
 import os, math, struct, reprlib, numpy as np
 from typing import NamedTuple
-from ..tensor import Tensor, dtypes
+from ..dtype import dtypes
+from ..tensor import Tensor
 import tinybook.ops, tinybook.schedule, tinybook.device  # noqa: F401, E401 (Tensor API, its kernels, DISK device)
 
 # %% auto #0

@@ -7,7 +7,8 @@ from __future__ import annotations
 import os, math, urllib.request, numpy as np
 from pathlib import Path
 from dataclasses import dataclass
-from ..tensor import Tensor, patch_to
+from ..helpers import patch_to
+from ..tensor import Tensor
 from ..jit import Variable, TinyJit
 from .gguf import gguf_tensors, gguf_write, gguf_get, quantize, dequantize, qlinear, GGUFError
 from .gguf import NATIVE, GGML_TYPES

@@ -9,7 +9,7 @@ __all__ = ['NUM', 'MAX_BODY', 'MAX_STOPS', 'MAX_STOP_LEN', 'APIError', 'Job', 'p
 import json, hmac, time, uuid, queue, asyncio, threading, functools, numpy as np
 from dataclasses import dataclass, field
 from typing import Callable
-from ..tensor import patch_to
+from ..helpers import patch_to
 from .model import Sampler, StopText, generate, llm_commands, model_args, load_model
 
 # %% ../../nbs/09c_serve.ipynb #e07f783e

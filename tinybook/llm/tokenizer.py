@@ -5,7 +5,7 @@
 # %% ../../nbs/09a_tokenizer.ipynb #55a69c33
 from __future__ import annotations
 import heapq, base64, math
-from ..tensor import patch_to
+from ..helpers import patch_to
 from .gguf import gguf_read, gguf_get, GGUFError
 try: import regex  # \p{L} and friends, which `re` lacks
 except ImportError:

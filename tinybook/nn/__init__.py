@@ -5,7 +5,10 @@
 # %% ../../nbs/02a_nn.ipynb #4c658859
 from __future__ import annotations
 import math
-from ..tensor import Tensor, dtypes, patch_to, is_dtype_supported, writers
+from ..helpers import patch_to
+from ..dtype import dtypes
+from ..uop import is_dtype_supported, writers
+from ..tensor import Tensor
 import tinybook.autograd  # noqa: F401, layers are trained through it
 
 # %% auto #0

@@ -4,7 +4,8 @@
 
 # %% ../../nbs/02c_optim.ipynb #44aafdcf
 from __future__ import annotations
-from ..tensor import Tensor, dtypes
+from ..dtype import dtypes
+from ..tensor import Tensor
 import tinybook.nn  # noqa: F401, Tensor.assign
 
 # %% auto #0

@@ -4,13 +4,14 @@
 
 # %% ../../nbs/02b_state.ipynb #270ae8fc
 from __future__ import annotations
-import os, json, math, pickle, struct, zipfile, contextlib, numpy as np
+import os, json, math, pickle, struct, zipfile, numpy as np
 from collections import OrderedDict
-from ..tensor import Tensor, DType, dtypes, f32_to_bf16, bf16_to_f32
+from ..helpers import replacing
+from ..dtype import DType, dtypes, f32_to_bf16, bf16_to_f32
+from ..tensor import Tensor
 
 # %% auto #0
-__all__ = ['safe_dtypes', 'get_state_dict', 'get_parameters', 'load_state_dict', 'replacing', 'safe_save', 'safe_load',
-           'torch_load']
+__all__ = ['safe_dtypes', 'get_state_dict', 'get_parameters', 'load_state_dict', 'safe_save', 'safe_load', 'torch_load']
 
 # %% ../../nbs/02b_state.ipynb #2f7ab2ea
 def get_state_dict(obj, prefix:str="") -> dict[str, Tensor]:
@@ -52,18 +53,6 @@ def _to_bytes(t:Tensor) -> bytes:
     a = t.numpy()
     if t.dtype is dtypes.bfloat16: return f32_to_bf16(a).tobytes()
     return a.astype(np.dtype(t.dtype.np).newbyteorder("<")).tobytes()
-
-# %% ../../nbs/02b_state.ipynb #92f60151
-@contextlib.contextmanager
-def replacing(fn:str|os.PathLike):
-    "A new file to write, renamed to `fn` if the block ends without an error, else removed: `fn` is never half written."
-    tmp = f"{fn}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as f: yield f
-        os.replace(tmp, fn)
-    except BaseException:
-        if os.path.exists(tmp): os.unlink(tmp)
-        raise
 
 # %% ../../nbs/02b_state.ipynb #b4a3a8c6
 def safe_save(tensors:dict[str, Tensor], fn:str, metadata:dict[str, str]|None=None) -> None:

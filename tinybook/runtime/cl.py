@@ -5,7 +5,9 @@
 # %% ../../nbs/05b_cl.ipynb #3a2bbb8b
 from __future__ import annotations
 import os, math, numpy as np
-from ..tensor import UOp, Ops, DType, dtypes, patch_to
+from ..helpers import patch_to
+from ..dtype import DType, dtypes
+from ..uop import UOp, Ops
 from ..renderer import CRenderer, c_types, c_index, lane_values, vtype
 from ..codegen import Kernel, Opt, hand_coded_opts, eval_index, is_index
 from ..device import Allocator, Compiler, CompiledDevice, Device, host_lanes

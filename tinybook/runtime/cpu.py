@@ -8,12 +8,13 @@ import os, sys, math, time, ctypes, functools, shutil, signal, hashlib, warnings
 from pathlib import Path
 from types import SimpleNamespace
 from concurrent.futures import ThreadPoolExecutor
-from ..tensor import UOp, Ops, dtypes, bf16_to_f32, getenv
+from ..helpers import getenv, replacing, cache_dir
+from ..dtype import dtypes, bf16_to_f32
+from ..uop import UOp, Ops
 from ..schedule import kernel_name, run_kernel
 from ..codegen import Kernel, Opt, hand_coded_opts
 from ..renderer import CRenderer, outer_loop
-from ..nn.state import replacing
-from ..device import Allocator, Compiler, CompiledDevice, CompiledKernel, Device, cache_dir, kernel_ops
+from ..device import Allocator, Compiler, CompiledDevice, CompiledKernel, Device, kernel_ops
 from ..device import search_opts, host_array, host_lanes
 
 # %% auto #0

@@ -6,7 +6,8 @@
 from __future__ import annotations
 import os, sys, ctypes, ctypes.util, numpy as np
 from pathlib import Path
-from ..tensor import UOp, DType, dtypes
+from ..dtype import DType, dtypes
+from ..uop import UOp
 from ..renderer import CRenderer, c_types
 from ..device import Allocator, Compiler, CompiledDevice, Device
 from .cl import WorkgroupRenderer, workgroup_opts

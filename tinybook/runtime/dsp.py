@@ -7,10 +7,12 @@ from __future__ import annotations
 import os, mmap, fcntl, queue, shutil, hashlib, threading, subprocess, tempfile, ctypes as C, numpy as np
 from typing import NamedTuple
 from pathlib import Path
-from ..tensor import UOp, Ops, DType, dtypes, unsupported_dtypes, patch_to
+from ..helpers import patch_to, cache_dir, replacing
+from ..dtype import DType, dtypes
+from ..uop import UOp, Ops, unsupported_dtypes
 from ..renderer import FreestandingCRenderer, lane_values, dot_i8_args
 from ..codegen import Kernel, hand_coded_opts
-from ..device import Allocator, Compiler, CompiledDevice, Device, cache_dir
+from ..device import Allocator, Compiler, CompiledDevice, Device
 
 # %% auto #0
 __all__ = ['DSP_RUNTIME', 'DSP_SKEL', 'DSP_QEMU', 'DSP_SECTIONS', 'DSP_LDSCRIPT', 'RPC_IOCTL', 'RPC_IOCTL_NR',
@@ -417,8 +419,8 @@ def _load(self, name:str, out:int) -> None:
     self.ask(APPS_STD["close"], [np.uint32(fd).tobytes()], [])
     path = cache_dir() / f"dsp-{hashlib.sha256(lib).hexdigest()[:24]}"
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True); tmp = path.with_suffix(f".{os.getpid()}")
-        tmp.write_bytes(lib); tmp.chmod(0o755); os.replace(tmp, path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with replacing(path) as f: f.write(lib); os.fchmod(f.fileno(), 0o755)
     self.libs[h := 0x100 + len(self.libs)] = path  # handles 0-4 are the DSP's own
     C.memmove(out, np.array([h, 0], np.uint32).ctypes.data, 8)
 

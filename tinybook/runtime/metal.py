@@ -5,7 +5,8 @@
 # %% ../../nbs/05d_metal.ipynb #76167aef
 from __future__ import annotations
 import sys, ctypes, numpy as np
-from ..tensor import UOp, DType, dtypes, unsupported_dtypes
+from ..dtype import DType, dtypes
+from ..uop import UOp, unsupported_dtypes
 from ..device import Allocator, Compiler, CompiledDevice, Device
 from ..renderer import CRenderer
 from .cl import cl_types, CL_PRELUDE, WorkgroupRenderer

@@ -8,7 +8,8 @@ import os, re, mmap, time, fcntl, struct, ctypes as C, functools, xml.etree.Elem
 from pathlib import Path
 import numpy as np
 import tinybook.runtime
-from ..tensor import UOp, patch_to
+from ..helpers import patch_to
+from ..uop import UOp
 from ..device import Allocator, Compiler, CompiledDevice, Device
 from .cl import OpenCLRenderer, image_layout
 

@@ -5,7 +5,9 @@
 # %% ../../nbs/05e_webgpu.ipynb #9bf27aba
 from __future__ import annotations
 import os, math, time, tempfile, functools, numpy as np
-from ..tensor import UOp, Ops, DType, dtypes, unsupported_dtypes, patch_to
+from ..helpers import patch_to
+from ..dtype import DType, dtypes
+from ..uop import UOp, Ops, unsupported_dtypes
 from ..renderer import CRenderer, c_alu
 from ..device import Allocator, Compiler, CompiledDevice, Device
 from .cl import WorkgroupRenderer, workgroup_opts

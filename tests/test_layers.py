@@ -1,0 +1,51 @@
+"""The ground floor's layering (DESIGN.md section 3), read from each module's direct imports with `ast`: the backends
+(device.py, runtime/*) import the IR (uop, dtype, helpers) and never tensor or nn; helpers imports no tinybook module,
+dtype only helpers, uop only helpers and dtype."""
+import ast
+from pathlib import Path
+import pytest
+
+PKG = Path(__file__).resolve().parent.parent / "tinybook"
+
+def imports(path:Path, root:Path=PKG.parent) -> set[str]:
+    "Dotted names of the tinybook modules the file at `path` (under `root`) imports directly, relative or absolute."
+    parts, out = path.relative_to(root).with_suffix("").parts, set()
+    pkg = parts[:-1]  # the package a relative import starts from (a package's __init__ included)
+    for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(n, ast.Import): out |= {a.name for a in n.names}
+        elif isinstance(n, ast.ImportFrom):
+            base = ".".join(pkg[:len(pkg) - n.level + 1] + ((n.module,) if n.module else ())) if n.level else n.module
+            out.add(base)
+            out |= {f"{base}.{a.name}" for a in n.names}  # `from . import x` may name a module
+    return {m for m in out if m == "tinybook" or m.startswith("tinybook.")}
+
+def under(mods:set[str], *names:str) -> set[str]:
+    "The modules of `mods` that are one of `names` or inside one of them."
+    return {m for m in mods if any(m == n or m.startswith(n + ".") for n in names)}
+
+def test_imports_parsed():
+    "The parser sees relative, absolute and side-effect imports (checked on files whose imports are known)."
+    assert {"tinybook.helpers", "tinybook.dtype", "tinybook.uop"} <= imports(PKG / "tensor.py")
+    assert "tinybook.runtime" in imports(PKG / "runtime" / "qcom.py")  # `import tinybook.runtime`
+    assert "tinybook.device" in imports(PKG / "runtime" / "cpu.py")  # `from ..device import ...`
+
+def test_violations_caught(tmp_path):
+    "Each spelling of a forbidden import is seen: relative, absolute, side-effect, a module named by `from pkg import`."
+    (f := tmp_path / "tinybook" / "runtime" / "x.py").parent.mkdir(parents=True)
+    f.write_text("from ..tensor import Tensor\nimport tinybook.nn.state\nfrom tinybook import nn\nfrom . import cpu\n")
+    got = imports(f, tmp_path)
+    assert {"tinybook.tensor", "tinybook.nn.state", "tinybook.nn", "tinybook.runtime.cpu"} <= got
+    bad = under(got, "tinybook.tensor", "tinybook.nn")
+    assert {"tinybook.tensor", "tinybook.nn.state", "tinybook.nn"} <= bad and "tinybook.runtime.cpu" not in bad
+
+BACKENDS = [PKG / "device.py", *sorted((PKG / "runtime").glob("*.py"))]
+@pytest.mark.parametrize("path", BACKENDS, ids=lambda p: p.relative_to(PKG).as_posix())
+def test_backends_stand_on_the_ir(path):
+    assert not under(imports(path), "tinybook.tensor", "tinybook.nn"), f"{path.name} imports the Tensor API"
+
+@pytest.mark.parametrize("mod,allowed", [("helpers", set()), ("dtype", {"tinybook.helpers"}),
+                                         ("uop", {"tinybook.helpers", "tinybook.dtype"})])
+def test_ground_floor(mod, allowed):
+    got = under(imports(PKG / f"{mod}.py"), "tinybook") - {f"tinybook.{mod}"}
+    got = {m for m in got if not any(m.startswith(a + ".") for a in allowed)}  # `from .dtype import dtypes`
+    assert got <= allowed, f"tinybook/{mod}.py imports {sorted(got - allowed)}: only {sorted(allowed)} lie below it"
