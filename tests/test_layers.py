@@ -49,3 +49,12 @@ def test_ground_floor(mod, allowed):
     got = under(imports(PKG / f"{mod}.py"), "tinybook") - {f"tinybook.{mod}"}
     got = {m for m in got if not any(m.startswith(a + ".") for a in allowed)}  # `from .dtype import dtypes`
     assert got <= allowed, f"tinybook/{mod}.py imports {sorted(got - allowed)}: only {sorted(allowed)} lie below it"
+
+def test_no_chapter_replaces():
+    ("Importing the package runs every `patch_to` (00_helpers refuses a replacement by a package module); the one that "
+     "extends an earlier chapter's method on purpose is 01's `arange`, named in 01's text.")
+    import re, subprocess, sys
+    r = subprocess.run([sys.executable, "-c", "import tinybook"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    uses = {p.name for p in PKG.rglob("*.py") if re.search(r"@patch_to\([^)]*extends=True", p.read_text(encoding="utf-8"))}
+    assert uses == {"ops.py"}, uses

@@ -10,12 +10,18 @@ import os, contextlib
 from pathlib import Path
 
 # %% ../nbs/00_helpers.ipynb #8b2588de
-def patch_to(cls, name:str|None=None):
-    "Decorator: add function, property or cached_property `f` to `cls` as `name` or its own name (a class by cells)."
+def _fn(x): return getattr(x, "__func__", None) or getattr(x, "fget", None) or getattr(x, "func", None) or x
+def patch_to(cls, name:str|None=None, extends:bool=False):
+    ("Decorator: add function, property or cached_property `f` to `cls` as `name` or its own name (a class by cells); "
+     "a package module replacing what `cls` has is refused unless `extends` says it is on purpose.")
     def deco(f):
         nonlocal name
-        fn = getattr(f, "func", None)  # a cached_property's function
-        name = name or getattr(f, "__name__", None) or getattr(fn, "__name__", None) or f.fget.__name__
+        name = name or getattr(_fn(f), "__name__", None)
+        old, mod = vars(cls).get(name), getattr(_fn(f), "__module__", None)
+        # allowed: a property's setter joining it, a notebook or script (`__main__`) running a cell again
+        if old is not None and not extends and mod != "__main__" and getattr(old, "fget", 0) is not _fn(f):
+            raise AttributeError(f"patch_to: {cls.__name__}.{name} exists (from {getattr(_fn(old), '__module__', '?')}): "
+                                 f"{mod} adds to a class, it does not replace (extends=True if it must)")
         setattr(cls, name, f)
         if hasattr(f, "__set_name__"): f.__set_name__(cls, name)
         return f

@@ -36,34 +36,20 @@ class _Capture:
                 self.written.setdefault(id(b), (b, b.data.copy()))
     # 00's rng_hooks: a replay draws anew with `make`
     def drew(self, t:Tensor, make): self.draws.append((_buf(t), make))
+    # 00's realize: each tensor's graph, and the new Buffer that now holds its kernel's output
+    def on_realize(self, graphs:list): self.realized += [(weakref.ref(t), u, _buf(t)) for t, u in graphs]
+    def on_read(self, t:Tensor):  # 00's numpy (item, tolist)
+        if not getattr(t, "jit_constant", False):
+            raise JitError("numpy(), item() or tolist() inside a TinyJit capture: the value read now would be "
+                           "frozen into every replay; return the tensor from the jitted function and read it outside")
+    def on_assign(self, t:Tensor):  # 02a's assign: a write in place is a kernel like any other
+        if in_place(t) is None: self.assigned.setdefault(id(t), (t, _buf(t)))
     def undo(self, rng:int):
         "Put back what a refused capture changed: tensors assigned, buffers written in place, the random counter `rng`."
         for t, old in self.assigned.values():
             if old is not None: t.uop = _node(old, t.shape)
         for b, v in self.written.values(): b.data = v
         Tensor._rng_counter = rng
-
-# %% ../nbs/08_jit.ipynb #00b53216
-_realize, _numpy, _assign = Tensor.realize, Tensor.numpy, Tensor.assign
-@patch_to(Tensor)
-def realize(self, *lst:Tensor) -> Tensor:
-    graphs = [(t, t.uop) for t in (self,) + lst]
-    _realize(self, *lst)
-    # realize wraps a kernel's output in a new Buffer
-    for c in capturing: c.realized += [(weakref.ref(t), u, _buf(t)) for t, u in graphs]
-    return self
-@patch_to(Tensor)
-def numpy(self) -> np.ndarray:
-    if capturing and not getattr(self, "jit_constant", False):
-        raise JitError("numpy(), item() or tolist() inside a TinyJit capture: the value read now would be "
-                       "frozen into every replay; return the tensor from the jitted function and read it outside")
-    return _numpy(self)
-@patch_to(Tensor)
-def assign(self, x) -> Tensor:
-    for c in capturing:
-        # a write in place is a kernel like any other
-        if in_place(self) is None: c.assigned.setdefault(id(self), (self, _buf(self)))
-    return _assign(self, x)
 
 # %% ../nbs/08_jit.ipynb #d6fa498e
 class Variable:

@@ -265,7 +265,7 @@ def _index(n:int, dtype, device) -> Tensor:
     bit, k = Tensor.ones(1, dtype=dtype, device=device).pad(((1, 0),)), max(1, (n - 1).bit_length())
     views = [bit.reshape(1, 2, 1).expand(2 ** (k - j - 1), 2, 2 ** j).reshape(2 ** k) * 2 ** j for j in range(k)]
     return sum(views[1:], views[0]).shrink(((0, n),))
-@patch_to(Tensor)
+@patch_to(Tensor, extends=True)  # 00's arange, integer ranges now without a buffer
 @staticmethod
 def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad=None) -> Tensor:
     "`start, start+step, ...` up to `stop` (excluded): 32/64-bit ints as index arithmetic, others from the host."

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math, weakref, numpy as np
 from .helpers import patch_to, argfix
 from .dtype import DType, dtypes, to_dtype, cast_np
-from .uop import Ops, UOp, Buffer, Sym, _dev, unsupported_dtypes, buffer_makers, compute, rng_hooks
+from .uop import Ops, UOp, Buffer, Sym, _dev, unsupported_dtypes, buffer_makers, compute, rng_hooks, capturing
 
 # %% auto #0
 __all__ = ['THREEFRY_ROT', 'Tensor', 'arange_args', 'threefry2x32']
@@ -72,6 +72,7 @@ class Tensor:
 @patch_to(Tensor)
 def realize(self, *lst:Tensor) -> Tensor:
     "Compute this tensor's value (and those of `lst`, sharing their common work) into buffers; return self."
+    graphs = [(t, t.uop) for t in (self,) + lst] if capturing else []
     todo = [t for t in (self,) + lst if (t.uop.src[0] if t.uop.op is Ops.RESHAPE else t.uop).op is not Ops.BUFFER]
     for dev in dict.fromkeys(t.device for t in todo):
         ts = [t for t in todo if t.device == dev]
@@ -80,12 +81,14 @@ def realize(self, *lst:Tensor) -> Tensor:
             else: b = Buffer(t.device, a.size, t.dtype, np.ascontiguousarray(a).reshape(-1))
             shape, t.uop = t.shape, UOp(Ops.BUFFER, t.dtype, (UOp(Ops.DEVICE, arg=t.device),), b)
             if shape != (b.size,): t.uop = UOp(Ops.RESHAPE, t.dtype, (t.uop,), shape)
+    for c in capturing: c.on_realize(graphs)  # 08's TinyJit, while it captures a call
     return self
 
 # %% ../nbs/00_tensor.ipynb #74bab741
 @patch_to(Tensor)
 def numpy(self) -> np.ndarray:
     "The value as a new numpy array (bfloat16 as float32; a `Sym` axis cut to its size); the tensor keeps its graph."
+    for c in capturing: c.on_read(self)  # 08's TinyJit refuses a read while it captures
     reshaped = self.uop.op is Ops.RESHAPE and all(isinstance(s, int) for s in self.shape)
     u = self.uop.src[0] if reshaped else self.uop  # a realized buffer: no kernel
     r = u.arg if u.op is Ops.BUFFER else compute([self.uop])[0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from ..helpers import patch_to
 from ..dtype import dtypes
-from ..uop import is_dtype_supported, writers
+from ..uop import is_dtype_supported, writers, capturing
 from ..tensor import Tensor
 import tinybook.autograd  # noqa: F401, layers are trained through it
 
@@ -23,6 +23,7 @@ def assign(self, x) -> Tensor:
     if (x.shape, x.dtype, x.device) != (self.shape, self.dtype, self.device):
         raise ValueError(f"assign: value is {x.shape} {x.dtype} on {x.device}, "
                          f"the tensor is {self.shape} {self.dtype} on {self.device}")
+    for c in capturing: c.on_assign(self)  # 08's TinyJit notes the tensor's buffer before (its state)
     # a view of part of a buffer: 03's writer writes it in place
     if not any(w(self, None, x) for w in writers.values()): self.uop = x.uop
     return self
