@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 from .helpers import getenv, replacing, cache_dir
 from .dtype import dtypes, f32_to_bf16, bf16_to_f32
-from .uop import UOp, Ops, GroupOp, Buffer, compute, backends, buffer_makers, device_checks, _dev, capturing, default_device
+from .uop import UOp, Ops, GroupOp, Buffer, compute, backends, buffer_makers, device_checks, _dev
+from .uop import capturing, default_device
 from .schedule import kernel_name, schedule_uops, run_schedule, run_kernel, kept_outputs
 from .codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, run_linear, plain_linear
 from .renderer import Renderer, CRenderer

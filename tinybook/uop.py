@@ -312,7 +312,7 @@ writers: dict = {}
 # each is told (tensor, make) for every random tensor: 08's TinyJit calls `make()` again on each replay
 rng_hooks: list = []
 # 08's TinyJit, while it captures a call: each is told every schedule 05's backends run (items, root buffers, runner),
-# and by `realize`, `numpy` and `assign` (00, 02a) what they realize, read and overwrite (on_realize, on_read, on_assign)
+# and by `realize`, `numpy` and `assign` (00, 02a) what they realize, read, overwrite (on_realize, on_read, on_assign)
 capturing: list = []
 def is_dtype_supported(d:DType, device:str|None=None) -> bool:
     return d not in unsupported_dtypes.get(_dev(device, check=False), ())
