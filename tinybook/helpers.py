@@ -21,8 +21,8 @@ def patch_to(cls, name:str|None=None, extends:bool=False):
         # allowed: a property's setter joining it, a notebook or script (`__main__`) running a cell again
         if old is not None and not extends and mod != "__main__" and getattr(old, "fget", 0) is not _fn(f):
             was = getattr(_fn(old), "__module__", "?")
-            raise AttributeError(f"patch_to: {cls.__name__}.{name} exists (from {was}): {mod} adds, it does not replace "
-                                 "(extends=True if it must)")
+            raise AttributeError(f"patch_to: {cls.__name__}.{name} exists (from {was}): {mod} adds, it does not "
+                                 "replace (extends=True if it must)")
         setattr(cls, name, f)
         if hasattr(f, "__set_name__"): f.__set_name__(cls, name)
         return f
