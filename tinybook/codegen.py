@@ -12,12 +12,7 @@ from .uop import UOp, Ops, GroupOp, View, ShapeTracker, exec_rules
 from .ops import UPat, PatternMatcher, graph_rewrite
 
 # %% auto #0
-__all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'NARROW', 'IDX_OPS', 'fold_rules', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions',
-           'sint', 'srange', 'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index',
-           'st_index', 'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'i8_load', 'int8_dot', 'carried',
-           'Kernel', 'is_lane', 'is_index', 'fold_index', 'collapse_gather', 'stop_loops', 'node_scopes', 'place_nodes',
-           'emit_loops', 'plain_linear', 'eval_index', 'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base',
-           'interval', 'indexes', 'gathers', 'lane_opts', 'decompose']
+__all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'NARROW', 'IDX_OPS', 'fold_rules', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint', 'srange', 'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index', 'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'i8_load', 'int8_dot', 'carried', 'Kernel', 'is_lane', 'is_index', 'fold_index', 'collapse_gather', 'stop_loops', 'node_scopes', 'place_nodes', 'emit_loops', 'plain_linear', 'eval_index', 'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base', 'interval', 'indexes', 'gathers', 'lane_opts', 'decompose', 'kernel_ops', 'kernel_elems']
 
 # %% ../nbs/04_codegen.ipynb #20209e49
 def sint(v) -> UOp: return v if isinstance(v, UOp) else UOp(Ops.CONST, dtypes.int32, (), int(v))
@@ -751,3 +746,26 @@ def decompose(root:UOp, supported:set) -> UOp:
         return r.u
     ops = (GroupOp.ALU | {Ops.CAST, Ops.BITCAST}) - supported
     return graph_rewrite(root, PatternMatcher([(UPat(ops, name="x"), dec)]))
+
+# %% ../nbs/05_backends.ipynb #65db359f
+@functools.cache
+def kernel_ops(ast:UOp) -> int:
+    "Operations a kernel performs: each ALU op once per output element, times the reduce size under a reduce."
+    reds = [(set(r.src[0].toposort) | {r}, math.prod(reduce_shapes(r)[0][a] for a in r.arg[1])) for r in ast.toposort
+            if r.op is Ops.REDUCE]
+    # inside a reduce inside a reduce: both sizes
+    return math.prod(ast.src[0].arg.shape) * sum(math.prod(n for under, n in reds if u in under)
+                                                 for u in ast.toposort if u.op in GroupOp.ALU | {Ops.REDUCE})
+
+# %% ../nbs/05_backends.ipynb #213b029d
+@functools.cache
+def kernel_elems(ast:UOp) -> tuple[int, ...]:
+    ("Elements each parameter moves at most: an output what its store writes, an input what its loads reach (every "
+     "load's trips through the loops around it: a gather's rows, not its table).")
+    loops, out = [], {}
+    for u in plain_linear(ast):
+        if u.op is Ops.RANGE: loops.append(u)
+        elif u.op is Ops.ENDRANGE: loops.remove(u.src[0])
+        elif u.op is Ops.LOAD: out[u.src[0].arg] = out.get(u.src[0].arg, 0) + math.prod(r.arg[1] for r in loops)
+    n = 1 + max(u.arg for u in ast.toposort if u.op is Ops.PARAM)
+    return tuple(math.prod(ast.src[i].arg.shape) if i < len(ast.src) else out.get(i, 0) for i in range(n))

@@ -11,19 +11,18 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 from .helpers import getenv, replacing, cache_dir
 from .dtype import dtypes, f32_to_bf16, bf16_to_f32
-from .uop import UOp, Ops, GroupOp, Buffer, compute, backends, buffer_makers, device_checks, _dev
-from .uop import capturing, default_device
-from .schedule import kernel_name, schedule_uops, run_schedule, run_kernel, kept_outputs
-from .codegen import Kernel, Opt, reduce_shapes, hand_coded_opts, opt_actions, run_linear, plain_linear
+from .uop import UOp, Ops, Buffer, compute, buffer_makers, _dev, default_device
+from .schedule import kernel_name, kept_outputs
+from .engine import Device
+from .codegen import Kernel, Opt, hand_coded_opts, opt_actions, run_linear, kernel_ops, kernel_elems
 from .renderer import Renderer, CRenderer
 
 # %% auto #0
-__all__ = ['Device', 'GPU_ORDER', 'GPU_FILES', 'POOL_BYTES', 'POOL_MIN', 'compiled_kernels', 'kernel_runners', 'commands',
-           'host_lanes', 'Allocator', 'Compiler', 'CompiledDevice', 'first_gpu', 'GlobalCounters', 'kernel_ops',
-           'kernel_reads', 'kernel_mem', 'count', 'fill_nan', 'host_empty', 'host_array', 'host_value', 'from_host',
-           'DeviceMemory', 'device_alloc', 'device_empty', 'CompiledKernel', 'launchable', 'kernel_key', 'search_opts',
-           'beam_on', 'run_kernel_on', 'run_backend', 'PythonRenderer', 'PythonProgram', 'PythonDevice', 'check_device',
-           'main']
+__all__ = ['GPU_ORDER', 'GPU_FILES', 'POOL_BYTES', 'POOL_MIN', 'compiled_kernels', 'commands', 'host_lanes', 'Allocator',
+           'Compiler', 'CompiledDevice', 'first_gpu', 'GlobalCounters', 'kernel_mem', 'count', 'fill_nan', 'host_empty',
+           'host_array', 'host_value', 'from_host', 'DeviceMemory', 'device_alloc', 'device_empty', 'CompiledKernel',
+           'launchable', 'kernel_key', 'search_opts', 'beam_on', 'run_kernel_on', 'PythonRenderer', 'PythonProgram',
+           'PythonDevice', 'check_device', 'main']
 
 # %% ../nbs/05_backends.ipynb #fc2a1529
 @functools.cache
@@ -89,33 +88,13 @@ class CompiledDevice:
         src = self.render(name, lin, {im[0]: im[1] for im in images})
         return CompiledKernel(name, src, self.runtime(name, self.compiler.compile(src)),
                               *self.renderer.launch(lin), images=images)
+    def run(self, ast:UOp, bufs:list) -> None: run_kernel_on(self, ast, bufs)  # what 03a's engine calls
     # opts `BEAM` finds (05a: the CPU's own)
     def beam(self, ast:UOp, bufs:list, width:int) -> list: return beam_on(self, ast, bufs, width)
     def graph(self, calls:list, mem:list) -> Callable:
         ("A function running every (compiled kernel, its buffers' slots) of `calls` on the memory `mem` holds: one "
          "launch at a time (08: batches).")
         return lambda: [k(*[mem[s] for s in slots]) for k, slots in calls]
-
-# %% ../nbs/05_backends.ipynb #696da678
-class _Registry:
-    def __init__(self): self.makers, self.made = {}, {}
-    def register(self, name:str, make:Callable[[], CompiledDevice]):
-        "Make `name` a device built by `make()`, and a backend tensors on it compute with."
-        self.makers[name], device_checks[name] = make, lambda: self[name]
-        backends[name] = run_backend(lambda ast, bufs: run_kernel_on(self[name], ast, bufs))
-    def __getitem__(self, name:str) -> CompiledDevice:
-        name = name.upper()
-        if name not in self.makers: raise KeyError(f"unknown device {name!r}: the devices are {sorted(self.makers)}")
-        if name not in self.made:
-            try: self.made[name] = self.makers[name]()
-            except (ImportError, RuntimeError, OSError) as e:
-                raise RuntimeError(f"device {name} is not available here: {e}") from None
-        return self.made[name]
-    @property
-    def DEFAULT(self) -> str: return _dev(None)  # tinygrad's name: `DEV`, else the first GPU, else CPU
-    @DEFAULT.setter
-    def DEFAULT(self, name:str): os.environ["DEV"] = _dev(name)
-Device = _Registry()
 
 # %% ../nbs/05_backends.ipynb #b7e2c4d1
 GPU_ORDER = ("CUDA", "METAL", "QCOM", "CL", "WEBGPU")  # tinygrad's order, among the devices this book has
@@ -143,44 +122,22 @@ class GlobalCounters:
         G = GlobalCounters
         G.kernel_count, G.global_ops, G.global_mem, G.time_sum_s = 0, 0, 0, 0.0
         G.host_to_device, G.device_to_host = 0, 0
-@functools.cache
-def kernel_ops(ast:UOp) -> int:
-    "Operations a kernel performs: each ALU op once per output element, times the reduce size under a reduce."
-    reds = [(set(r.src[0].toposort) | {r}, math.prod(reduce_shapes(r)[0][a] for a in r.arg[1])) for r in ast.toposort
-            if r.op is Ops.REDUCE]
-    # inside a reduce inside a reduce: both sizes
-    return math.prod(ast.src[0].arg.shape) * sum(math.prod(n for under, n in reds if u in under)
-                                                 for u in ast.toposort if u.op in GroupOp.ALU | {Ops.REDUCE})
 
-# %% ../nbs/05_backends.ipynb #213b029d
-@functools.cache
-def kernel_reads(ast:UOp) -> dict[int, int]:
-    ("Elements each input parameter's loads reach at most: every load's trips through the loops around it (a gather: "
-     "its rows, not the table).")
-    loops, out = [], {}
-    for u in plain_linear(ast):
-        if u.op is Ops.RANGE: loops.append(u)
-        elif u.op is Ops.ENDRANGE: loops.remove(u.src[0])
-        elif u.op is Ops.LOAD: out[u.src[0].arg] = out.get(u.src[0].arg, 0) + math.prod(r.arg[1] for r in loops)
-    return out
-def kernel_mem(ast:UOp, bufs:list) -> int:
-    ("Bytes a kernel moves: what its stores write (an output whole, or an in-place write's view), each input at most "
-     "what its loads reach.")
-    reads = kernel_reads(ast)
-    return sum((math.prod(ast.src[i].arg.shape) if i < len(ast.src)
-                else min(b.size, reads.get(i, 0))) * b.dtype.itemsize for i, b in enumerate(bufs))
+# %% ../nbs/05_backends.ipynb #2d6356bd
+def kernel_mem(elems:tuple, bufs:list) -> int:
+    "Bytes a kernel with `kernel_elems` `elems` moves on `bufs`: each parameter's elements, at most its buffer's."
+    return sum(min(b.size, n) * b.dtype.itemsize for b, n in zip(bufs, elems))
 
 # %% ../nbs/05_backends.ipynb #1924e3ad
-def count(dev:str, name:str, ast:UOp, bufs:list, tm:float, src:str="") -> None:
-    "Add a kernel run to `GlobalCounters`, and print it by `DEBUG` level."
-    ops, mem = kernel_ops(ast), kernel_mem(ast, bufs)
+def count(dev:str, name:str, ops:int, mem:int, tm:float, src:str="", ast:UOp|None=None) -> None:
+    "Add a kernel run (`ops` operations, `mem` bytes, `tm` seconds) to `GlobalCounters`, and print it by `DEBUG` level."
     GlobalCounters.kernel_count += 1; GlobalCounters.global_ops += ops
     GlobalCounters.global_mem += mem; GlobalCounters.time_sum_s += tm
     if (dbg := getenv("DEBUG")) >= 2:
-        print(f"*** {dev:<6} {GlobalCounters.kernel_count:4d} {name:<24} arg {len(bufs):2d} tm {tm * 1e6:9.2f}us "
+        print(f"*** {dev:<6} {GlobalCounters.kernel_count:4d} {name:<24} tm {tm * 1e6:9.2f}us "
               f"{ops / tm * 1e-9:8.2f} GFLOPS {mem / tm * 1e-9:7.2f} GB/s")
     if dbg >= 4 and src: print(src)
-    if dbg >= 5: print(ast)
+    if dbg >= 5 and ast is not None: print(ast)
 
 # %% ../nbs/05_backends.ipynb #ea4f3b76
 POOL_BYTES, POOL_MIN = 1 << 29, 1 << 16  # the most bytes kept for reuse; smaller arrays come from malloc
@@ -247,7 +204,7 @@ def _device_mem(dev:CompiledDevice, b):
 # %% ../nbs/05_backends.ipynb #5fe579d3
 class CompiledKernel(NamedTuple):
     ("A kernel ready to run: its name, source and program, global size (the CPU: its outermost loop's trips), local "
-     "size, CPU threads, and the inputs it reads as images (`CompiledDevice.images`).")
+     "size, CPU threads, the inputs it reads as images (`CompiledDevice.images`), its operations and `kernel_elems`.")
     name: str
     src: str
     prog: Callable
@@ -255,6 +212,8 @@ class CompiledKernel(NamedTuple):
     local: tuple|None = None
     threads: int = 1
     images: tuple = ()
+    ops: int = 0
+    elems: tuple = ()
     def __call__(self, *mems) -> float:
         "Run it on device memory `mems` (outputs first); returns the seconds it took."
         return self.prog(*mems, global_size=self.size, **({"local_size": self.local} if self.local else {}),
@@ -321,7 +280,8 @@ def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
     key = kernel_key(dev, ast, bufs); images, nout = {im[0]: im for im in key[3]}, len(ast.src)
     if key not in compiled_kernels:
         opts = dev.beam(ast, bufs, width) if (width := getenv("BEAM")) and not images else dev.opts(ast)
-        compiled_kernels[key] = dev.kernel(ast, opts, key[3])
+        # lowered once, with its facts
+        compiled_kernels[key] = dev.kernel(ast, opts, key[3])._replace(ops=kernel_ops(ast), elems=kernel_elems(ast))
     # 03's in-place writes, into the memory the buffer has
     p, kept = compiled_kernels[key], [i in kept_outputs(ast) for i in range(nout)]
     if dev.host_memory:  # new host arrays for the outputs, the buffers' own for the inputs: nothing is copied
@@ -339,22 +299,7 @@ def run_kernel_on(dev:CompiledDevice, ast:UOp, bufs:list) -> None:
             else: b.data, b.dev_mem = None, o
         for i, m in enumerate(ins, nout):
             if i in images: dev.allocator.free(m)
-    count(dev.name, p.name, ast, bufs, tm, p.src)
-
-# %% ../nbs/05_backends.ipynb #a46cd7ae
-# device kind -> how a kernel writing a buffer there runs, whoever realizes it (DISK, below)
-kernel_runners: dict[str, Callable] = {}
-def run_backend(run) -> Callable:
-    ("A backend: schedule the roots and run each kernel with `run(ast, bufs)`, or with its output device's own runner "
-     "if it has one.")
-    def compute(roots:list[UOp]) -> list:
-        items, outs = schedule_uops(roots)
-        if getenv("DEBUG") >= 1 and items: print(f"realize: {len(items)} kernels")  # a JIT replay's outputs need none
-        runner = lambda ast, bufs: kernel_runners.get(bufs[0].device.split(":")[0], run)(ast, bufs)
-        for c in capturing: c(items, outs, runner)
-        run_schedule(items, runner)
-        return [outs[r] for r in roots]
-    return compute
+    count(dev.name, p.name, p.ops, kernel_mem(p.elems, bufs), tm, p.src, ast)
 
 # %% ../nbs/05_backends.ipynb #cf4139ca
 class PythonRenderer(Renderer):
@@ -410,8 +355,6 @@ def _disk_buffer(device:str, size:int, dtype) -> np.memmap:
     mode = "w+" if not os.path.exists(path) else "r+" if os.access(path, os.W_OK) else "r"
     return np.memmap(path, dtype.np, mode, shape=(size,)) if size else np.zeros(0, dtype.np)
 buffer_makers["DISK"] = _disk_buffer
-# a view of a file's bytes is computed by 03's numpy executor, whichever device asked for it
-kernel_runners["DISK"] = run_kernel
 
 # %% ../nbs/05_backends.ipynb #d0145250
 def check_device(name:str) -> str:

@@ -13,7 +13,7 @@ from .uop import UOp, Ops, Buffer, Sym, rng_hooks, capturing, var_bounds
 from .tensor import Tensor
 from .schedule import kernel_name, in_place, kept_outputs, _reads_file
 from .runtime import cpu
-from .device import Device, CompiledKernel, device_alloc, device_empty, GlobalCounters, kernel_ops, kernel_mem
+from .device import Device, CompiledKernel, device_alloc, device_empty, GlobalCounters, kernel_mem
 from .device import host_array, host_empty, compiled_kernels, kernel_key
 import tinybook.nn  # noqa: F401, Tensor.assign
 
@@ -253,16 +253,17 @@ def __call__(self, *tensors:Tensor):
 
 # %% ../nbs/08_jit.ipynb #5c5a1bc5
 def _kernel_call(si, dev:str) -> tuple|None:
-    "How a batch runs kernel `si`: (its library, the call: name, outer size, threads), or None if it runs on its own."
+    ("How a batch runs kernel `si`: (its library, the call: name, outer size, threads; its ops and bytes), or None if "
+     "it runs on its own.")
     if os.getenv("JIT") == "2" or dev not in Device.made: return None
     if (p := compiled_kernels.get(key := kernel_key(d := Device[dev], si.ast, si.bufs))) is None: return None
     if d.host_memory and (not isinstance(p.prog, cpu.CPUProgram) or any(b.dtype.name == "bfloat16" for b in si.bufs)):
         return None  # PYTHON's kernels, and bfloat16 on the CPU (the batch's C reads it as its 16 bits)
     lib = p.prog.lib if d.host_memory else d.compiler.compile(p.src)  # on a GPU, the binary from the disk cache
-    threads = (2 if kernel_ops(si.ast) >= BATCH_OPS else 1) if d.host_memory else p.threads
+    threads = (2 if p.ops >= BATCH_OPS else 1) if d.host_memory else p.threads
     return lib, dict(name=p.name, size=list(p.size), local=p.local and list(p.local),
                      threads=max(1, min(threads, p.size[0])),
-                     images=[list(im) for im in key[3]])
+                     images=[list(im) for im in key[3]]), (p.ops, kernel_mem(p.elems, si.bufs))
 BATCH_OPS = 1 << 15  # a CPU batch's kernels split over 2 threads from this many ops: they spin, not sleep as 05a's pool
 def _steps(items:list, sid:dict) -> tuple[list, list, list]:
     "The captured kernels as steps (batchable kernels in a row on a device: a batch), the libraries, the lone kernels."
@@ -279,7 +280,7 @@ def _steps(items:list, sid:dict) -> tuple[list, list, list]:
         if not steps or steps[-1]["kind"] != "batch" or steps[-1]["device"] != dev:
             steps.append(dict(kind="batch", device=dev, calls=[], ops=0, mem=0))
         libs.append(kc[0]); steps[-1]["calls"].append(dict(lib=len(libs) - 1, slots=slots, nout=nout, **kc[1]))
-        steps[-1]["ops"] += kernel_ops(si.ast); steps[-1]["mem"] += kernel_mem(si.ast, si.bufs)
+        steps[-1]["ops"] += kc[2][0]; steps[-1]["mem"] += kc[2][1]
     return steps, libs, kernels
 
 # %% ../nbs/08_jit.ipynb #7559763a

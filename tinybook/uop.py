@@ -254,8 +254,8 @@ class Sym(int):
 
 
 # %% ../nbs/00_uop.ipynb #1c120088
-backends = {}  # device name -> function computing a list of UOps into numpy arrays; 04_codegen adds compiled ones
-device_checks: dict = {}  # device name -> fn() raising when the device cannot be used here (05: its driver is missing)
+backends = {}  # device name -> fn(roots) -> their Buffers: 03a's engine, for each device its registry holds (05)
+device_checks: dict = {}  # device name -> fn() raising when the device cannot be used here (03a: building it fails)
 unsupported_dtypes: dict[str, set] = {}  # device name -> dtypes its kernels cannot hold (05: WebGPU lacks 64-bit types)
 ALIASES, _usable = {"GPU": "CL"}, set()  # tinygrad's older name for OpenCL; the device names checked already
 default_device = [lambda: "CPU"]  # the device when `DEV` is unset (05: a GPU that works here, else CPU)
@@ -311,7 +311,7 @@ buffer_makers: dict = {}  # device kind -> fn(device, size, dtype): `Tensor.empt
 writers: dict = {}
 # each is told (tensor, make) for every random tensor: 08's TinyJit calls `make()` again on each replay
 rng_hooks: list = []
-# 08's TinyJit, while it captures a call: each is told every schedule 05's backends run (items, root buffers, runner),
+# 08's TinyJit, while it captures a call: each is told every schedule 03a's engine runs (items, root buffers, runner),
 # and by `realize`, `numpy` and `assign` (00, 02a) what they realize, read, overwrite (on_realize, on_read, on_assign)
 capturing: list = []
 def is_dtype_supported(d:DType, device:str|None=None) -> bool:

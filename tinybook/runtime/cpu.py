@@ -12,9 +12,9 @@ from ..helpers import getenv, replacing, cache_dir
 from ..dtype import dtypes, bf16_to_f32
 from ..uop import UOp, Ops
 from ..schedule import kernel_name, run_kernel
-from ..codegen import Kernel, Opt, hand_coded_opts
+from ..codegen import Kernel, Opt, hand_coded_opts, kernel_ops
 from ..renderer import CRenderer, outer_loop
-from ..device import Allocator, Compiler, CompiledDevice, CompiledKernel, Device, kernel_ops
+from ..device import Allocator, Compiler, CompiledDevice, CompiledKernel, Device
 from ..device import search_opts, host_array, host_lanes
 
 # %% auto #0
