@@ -6,7 +6,7 @@
 __all__ = ['patch_to', 'argfix', 'getenv', 'Context', 'replacing', 'cache_dir']
 
 # %% ../nbs/00_helpers.ipynb #14791f6e
-import os, contextlib
+import os, threading, contextlib
 from pathlib import Path
 
 # %% ../nbs/00_helpers.ipynb #8b2588de
@@ -49,8 +49,8 @@ class Context(contextlib.ContextDecorator):
 # %% ../nbs/00_helpers.ipynb #92f60151
 @contextlib.contextmanager
 def replacing(fn:str|os.PathLike):
-    "A new file to write, renamed to `fn` if the block ends without an error, else removed: `fn` is never half written."
-    tmp = f"{fn}.{os.getpid()}.tmp"
+    "A file (at `f.name`) renamed to `fn` if the block ends without an error, else removed: `fn` is never half written."
+    tmp = f"{fn}.{os.getpid()}.{threading.get_ident()}.tmp"  # two threads writing `fn` at once write two files
     try:
         with open(tmp, "wb") as f: yield f
         os.replace(tmp, fn)

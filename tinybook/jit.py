@@ -4,9 +4,8 @@
 
 # %% ../nbs/08_jit.ipynb #8f4317d6
 from __future__ import annotations
-import os, gc, json, time, ctypes, weakref, functools, numpy as np
+import os, gc, json, time, weakref, functools, numpy as np
 from pathlib import Path
-from typing import Callable
 from .helpers import patch_to, getenv, replacing
 from .dtype import to_dtype, cast_np
 from .uop import UOp, Ops, Buffer, Sym, rng_hooks, capturing, var_bounds
@@ -18,7 +17,7 @@ from .device import host_array, host_empty, compiled_kernels, kernel_key
 import tinybook.nn  # noqa: F401, Tensor.assign
 
 # %% auto #0
-__all__ = ['BARRIER', 'BATCH_OPS', 'JIT_FORMAT', 'JitError', 'Variable', 'batch_src', 'CapturedJit', 'TinyJit', 'load_jit']
+__all__ = ['BATCH_OPS', 'JIT_FORMAT', 'JitError', 'Variable', 'CapturedJit', 'TinyJit', 'load_jit']
 
 # %% ../nbs/08_jit.ipynb #0672bc26
 class JitError(Exception): "A function TinyJit cannot capture faithfully, or a call that does not match its capture."
@@ -75,51 +74,13 @@ def _same(a, b) -> bool:
     try: return type(a) is type(b) and bool(a == b)
     except Exception: return a is b
 
-# %% ../nbs/08_jit.ipynb #808c379b
-BARRIER = """static void jit_sync(int *bar, int n, int *sense) {  /* bar[0]: arrivals; bar[1] flips when all n are in */
-  int s = *sense = !*sense;
-  if (__atomic_add_fetch(&bar[0], 1, __ATOMIC_ACQ_REL) == n) {
-    __atomic_store_n(&bar[0], 0, __ATOMIC_RELAXED); __atomic_store_n(&bar[1], s, __ATOMIC_RELEASE);
-  }
-  else for (int i = 0; __atomic_load_n(&bar[1], __ATOMIC_ACQUIRE) != s; i++) if (i > 256) sched_yield();
-}
-"""
-def batch_src(calls:list[tuple[list[int], int, int]]) -> str:
-    "C for `batch(f, b, part, bar)`: call i runs kernel `f[i]` on `b[slots]`, its `n` outer trips split over `threads`."
-    nth, lines = max(t for *_, t in calls), []
-    for i, (slots, n, t) in enumerate(calls):
-        if i and nth > 1 and max(t, calls[i - 1][2]) > 1: lines.append(f"  jit_sync(bar, {nth}, &sense);")
-        args = "".join(f"b[{s}], " for s in slots)
-        lines.append(f"  if (part < {t}) ((k{len(slots)})f[{i}])({args}{n} * part / {t}, {n} * (part + 1) / {t});")
-    types = "".join(f"typedef void (*k{a})({'void*, ' * a}int, int);\n" for a in sorted({len(s) for s, *_ in calls}))
-    return (f"#include <sched.h>\n{types}{BARRIER * any('jit_sync' in ln for ln in lines)}"
-            "void batch(void **f, void **b, int part, int *bar) {\n"
-            "  int sense = 0; (void)sense; (void)bar;\n" + "\n".join(lines) + "\n}\n")
-
-# %% ../nbs/08_jit.ipynb #ddf480e9
+# %% ../nbs/08_jit.ipynb #3aa93a75
 def _count(dev:str, n:int, ops:int, mem:int, tm:float) -> None:
     "Add a batch of `n` kernels to `GlobalCounters` (`DEBUG=2` prints one line for the batch)."
     GlobalCounters.kernel_count += n; GlobalCounters.global_ops += ops
     GlobalCounters.global_mem += mem; GlobalCounters.time_sum_s += tm
     if getenv("DEBUG") >= 2:
         print(f"*** {dev:<6} {GlobalCounters.kernel_count:4d} {f'batch of {n} kernels':<24} tm {tm * 1e6:9.2f}us")
-@patch_to(cpu.CPUDevice)
-def graph_lib(self, calls:list[dict]) -> bytes:
-    "The library of the CPU's graph of a batch step's `calls`: `batch_src`, compiled (once a machine: the disk cache)."
-    return self.compiler.compile(batch_src([(c["slots"], c["size"][0], c["threads"]) for c in calls]), "batch")
-@patch_to(cpu.CPUDevice)
-def graph(self, calls:list, mem:list, lib:bytes) -> Callable:
-    "The CPU's graph: `calls` as one call per thread into batch library `lib`, on the arrays `mem` holds when it runs."
-    f = (ctypes.c_void_p * len(calls))(*[ctypes.cast(k.prog.fxn, ctypes.c_void_p) for k, _ in calls])
-    fxn, b, nth = cpu.load_lib(lib).batch, (ctypes.c_void_p * len(mem))(), max(k.threads for k, _ in calls)
-    used = sorted({s for _, slots in calls for s in slots})
-    def run():
-        keep = [mem[s] for s in used]  # the arrays live while the threads run
-        for s, a in zip(used, keep): b[s] = a.ctypes.data
-        bar = (ctypes.c_int * 2)()
-        futs = [cpu.thread_pool(nth - 1).submit(lambda p, _keep=keep: fxn(f, b, p, bar), p) for p in range(1, nth)]
-        fxn(f, b, 0, bar); [x.result() for x in futs]
-    return run
 
 # %% ../nbs/08_jit.ipynb #1a813964
 class _Batch:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os, math, urllib.request, numpy as np
 from pathlib import Path
 from dataclasses import dataclass
-from ..helpers import patch_to
+from ..helpers import patch_to, replacing
 from ..tensor import Tensor
 from ..jit import Variable, TinyJit
 from .gguf import gguf_tensors, gguf_write, gguf_get, quantize, dequantize, qlinear, GGUFError
@@ -306,10 +306,10 @@ def model_path(name:str, cache:Path=Path.home() / ".cache/tinybook/models") -> s
         except ImportError: raise RuntimeError(f"model {name}: {how}") from None
     if not (dest := cache / how.rsplit("/", 1)[1]).exists():
         cache.mkdir(parents=True, exist_ok=True)
-        try: urllib.request.urlretrieve(how, tmp := f"{dest}.part"); os.replace(tmp, dest)
-        except OSError as e:
-            raise RuntimeError(f"model {name}: cannot download {how} ({e}); offline? put it at {dest} "
-                               "or pass a path") from None
+        with replacing(dest) as f:  # an interrupted download leaves no file
+            try: urllib.request.urlretrieve(how, f.name)
+            except OSError as e: raise RuntimeError(f"model {name}: cannot download {how} ({e}); offline? put it at "
+                                                    f"{dest} or pass a path") from None
     return str(dest)
 
 # %% ../../nbs/09b_model.ipynb #32cdc939

@@ -4,11 +4,12 @@
 
 # %% ../../nbs/05a_cpu.ipynb #198b1eea
 from __future__ import annotations
-import os, sys, math, time, ctypes, functools, shutil, signal, hashlib, warnings, subprocess, tempfile, numpy as np
+import os, sys, math, time, ctypes, functools, shutil, signal, hashlib, warnings, subprocess, numpy as np
 from pathlib import Path
 from types import SimpleNamespace
 from concurrent.futures import ThreadPoolExecutor
-from ..helpers import getenv, replacing, cache_dir
+from ..helpers import patch_to, getenv, replacing, cache_dir
+from typing import Callable
 from ..dtype import dtypes, bf16_to_f32
 from ..uop import UOp, Ops
 from ..schedule import kernel_name, run_kernel
@@ -18,8 +19,7 @@ from ..device import Allocator, Compiler, CompiledDevice, CompiledKernel, Device
 from ..device import search_opts, host_array, host_lanes
 
 # %% auto #0
-__all__ = ['CFLAGS', 'CACHE_FILES', 'SLP_FIX', 'THREAD_WORK', 'CHECK_POINTS', 'c_compiler', 'host_panel', 'compile_c',
-           'trim_cache', 'thread_pool', 'load_lib', 'CPUProgram', 'check_opts', 'beam_search', 'CCompiler', 'CPUDevice']
+__all__ = ['CFLAGS', 'CACHE_FILES', 'SLP_FIX', 'THREAD_WORK', 'CHECK_POINTS', 'c_compiler', 'host_panel', 'compile_c', 'trim_cache', 'thread_pool', 'load_lib', 'CPUProgram', 'check_opts', 'beam_search', 'CCompiler', 'CPUDevice', 'BARRIER', 'batch_src']
 
 # %% ../../nbs/05a_cpu.ipynb #bc7345ec
 CFLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Werror",
@@ -47,12 +47,11 @@ def compile_c(src:str, name:str="kernel", flags:tuple=()) -> Path:
     args = [f"-march={os.getenv('CPU_ARCH', 'native')}", *CFLAGS, *flags] + clang
     lib = cache_dir() / f"{hashlib.sha256((src + cc + ' '.join(args)).encode()).hexdigest()[:24]}.so"
     if lib.exists(): os.utime(lib); return lib  # its time is its last use: what trim_cache keeps
-    lib.parent.mkdir(parents=True, exist_ok=True); trim_cache()
-    with tempfile.NamedTemporaryFile(suffix=".so", dir=lib.parent, delete=False) as tmp: pass
-    t0 = time.perf_counter()
-    r = subprocess.run([cc, *args, "-x", "c", "-", "-o", tmp.name, "-lm"], input=src.encode(), capture_output=True)
-    if r.returncode: os.unlink(tmp.name); raise RuntimeError(f"compiling kernel {name} failed:\n{r.stderr.decode()}")
-    os.replace(tmp.name, lib); _compiled[0] += 1; _compiled[1] += time.perf_counter() - t0
+    lib.parent.mkdir(parents=True, exist_ok=True); trim_cache(); t0 = time.perf_counter()
+    with replacing(lib) as f:  # the compiler writes the new file (`f.name`): a failed compile leaves none
+        r = subprocess.run([cc, *args, "-x", "c", "-", "-o", f.name, "-lm"], input=src.encode(), capture_output=True)
+        if r.returncode: raise RuntimeError(f"compiling kernel {name} failed:\n{r.stderr.decode()}")
+    _compiled[0] += 1; _compiled[1] += time.perf_counter() - t0
     if _compiled[1] > 5 and not _compiled[2]:  # a first run: say why it is slow, once
         _compiled[2] = True
         print(f"tinybook: compiled {_compiled[0]} new kernels in {_compiled[1]:.0f} s; they are cached in {lib.parent}",
@@ -191,3 +190,43 @@ class CPUDevice(CompiledDevice):
         return beam_search(ast, [host_array(b, i < len(ast.src)) for i, b in enumerate(bufs)], width,
                            self.renderer, self.lanes())
 Device.register("CPU", CPUDevice)
+
+# %% ../../nbs/08_jit.ipynb #808c379b
+BARRIER = """static void jit_sync(int *bar, int n, int *sense) {  /* bar[0]: arrivals; bar[1] flips when all n are in */
+  int s = *sense = !*sense;
+  if (__atomic_add_fetch(&bar[0], 1, __ATOMIC_ACQ_REL) == n) {
+    __atomic_store_n(&bar[0], 0, __ATOMIC_RELAXED); __atomic_store_n(&bar[1], s, __ATOMIC_RELEASE);
+  }
+  else for (int i = 0; __atomic_load_n(&bar[1], __ATOMIC_ACQUIRE) != s; i++) if (i > 256) sched_yield();
+}
+"""
+def batch_src(calls:list[tuple[list[int], int, int]]) -> str:
+    "C for `batch(f, b, part, bar)`: call i runs kernel `f[i]` on `b[slots]`, its `n` outer trips split over `threads`."
+    nth, lines = max(t for *_, t in calls), []
+    for i, (slots, n, t) in enumerate(calls):
+        if i and nth > 1 and max(t, calls[i - 1][2]) > 1: lines.append(f"  jit_sync(bar, {nth}, &sense);")
+        args = "".join(f"b[{s}], " for s in slots)
+        lines.append(f"  if (part < {t}) ((k{len(slots)})f[{i}])({args}{n} * part / {t}, {n} * (part + 1) / {t});")
+    types = "".join(f"typedef void (*k{a})({'void*, ' * a}int, int);\n" for a in sorted({len(s) for s, *_ in calls}))
+    return (f"#include <sched.h>\n{types}{BARRIER * any('jit_sync' in ln for ln in lines)}"
+            "void batch(void **f, void **b, int part, int *bar) {\n"
+            "  int sense = 0; (void)sense; (void)bar;\n" + "\n".join(lines) + "\n}\n")
+
+# %% ../../nbs/08_jit.ipynb #ddf480e9
+@patch_to(CPUDevice)
+def graph_lib(self, calls:list[dict]) -> bytes:
+    "The library of the CPU's graph of a batch step's `calls`: `batch_src`, compiled (once a machine: the disk cache)."
+    return self.compiler.compile(batch_src([(c["slots"], c["size"][0], c["threads"]) for c in calls]), "batch")
+@patch_to(CPUDevice)
+def graph(self, calls:list, mem:list, lib:bytes) -> Callable:
+    "The CPU's graph: `calls` as one call per thread into batch library `lib`, on the arrays `mem` holds when it runs."
+    f = (ctypes.c_void_p * len(calls))(*[ctypes.cast(k.prog.fxn, ctypes.c_void_p) for k, _ in calls])
+    fxn, b, nth = load_lib(lib).batch, (ctypes.c_void_p * len(mem))(), max(k.threads for k, _ in calls)
+    used = sorted({s for _, slots in calls for s in slots})
+    def run():
+        keep = [mem[s] for s in used]  # the arrays live while the threads run
+        for s, a in zip(used, keep): b[s] = a.ctypes.data
+        bar = (ctypes.c_int * 2)()
+        futs = [thread_pool(nth - 1).submit(lambda p, _keep=keep: fxn(f, b, p, bar), p) for p in range(1, nth)]
+        fxn(f, b, 0, bar); [x.result() for x in futs]
+    return run
