@@ -1,7 +1,7 @@
 "The header, the table, the bar chart and the JSON file of a run."
 import datetime, json, os, platform, subprocess
 from pathlib import Path
-from tinybook.device import host_lanes
+from tinybook.helpers import host_lanes
 
 PEERS = ("tinybook CL", "numpy", "torch", "torch.compile", "tinygrad", "tinygrad.jit")
 COLS = "{:<11} {:<19} {:>29} {:<13} {:>14} {:>8}"  # the 29 hold tinybook's time, metric and kernel count

@@ -7,35 +7,21 @@ from __future__ import annotations
 import os, sys, glob, json, math, time, ctypes, base64, pickle, shutil, hashlib, argparse, tempfile, weakref
 import functools
 import numpy as np
-from pathlib import Path
 from typing import Callable, NamedTuple
 from .helpers import getenv, replacing, cache_dir
 from .dtype import dtypes, f32_to_bf16, bf16_to_f32
 from .uop import UOp, Ops, Buffer, compute, buffer_makers, _dev, default_device
 from .schedule import kernel_name, kept_outputs
-from .engine import Device
+from .engine import Device  # 03a's registry, which the backends (05a-07) import from here
 from .codegen import Kernel, Opt, hand_coded_opts, opt_actions, run_linear, kernel_ops, kernel_elems
 from .renderer import Renderer, CRenderer
 
 # %% auto #0
-__all__ = ['GPU_ORDER', 'GPU_FILES', 'POOL_BYTES', 'POOL_MIN', 'compiled_kernels', 'commands', 'host_lanes', 'Allocator',
-           'Compiler', 'CompiledDevice', 'first_gpu', 'GlobalCounters', 'kernel_mem', 'count', 'fill_nan', 'host_empty',
+__all__ = ['GPU_ORDER', 'GPU_FILES', 'POOL_BYTES', 'POOL_MIN', 'compiled_kernels', 'commands', 'Allocator', 'Compiler',
+           'CompiledDevice', 'first_gpu', 'GlobalCounters', 'kernel_mem', 'count', 'fill_nan', 'host_empty',
            'host_array', 'host_value', 'from_host', 'DeviceMemory', 'device_alloc', 'device_empty', 'CompiledKernel',
            'launchable', 'kernel_key', 'search_opts', 'beam_on', 'run_kernel_on', 'PythonRenderer', 'PythonProgram',
            'PythonDevice', 'check_device', 'main']
-
-# %% ../nbs/05_backends.ipynb #fc2a1529
-@functools.cache
-def _cpu_lanes() -> int:
-    try: flags = Path("/proc/cpuinfo").read_text()
-    except OSError: return 4
-    return 16 if " avx512f" in flags else 8 if " avx2" in flags else 4
-def host_lanes(var:str="CPU_LANES") -> int:
-    ("32-bit values in a vector of the host CPU: env `var` (0, 4, 8, 16), else 16 with AVX-512, 8 with AVX2, 4 (SSE, "
-     "NEON) otherwise.")
-    if (v := os.getenv(var)) is None: return _cpu_lanes()
-    if v not in ("0", "4", "8", "16"): raise ValueError(f"{var}={v!r}: expected 0 (no vector lanes), 4, 8 or 16")
-    return int(v)
 
 # %% ../nbs/05_backends.ipynb #b9cb1241
 class Allocator:

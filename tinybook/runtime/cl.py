@@ -5,12 +5,12 @@
 # %% ../../nbs/05b_cl.ipynb #3a2bbb8b
 from __future__ import annotations
 import os, math, numpy as np
-from ..helpers import patch_to
+from ..helpers import patch_to, host_lanes
 from ..dtype import DType, dtypes
 from ..uop import UOp, Ops
 from ..renderer import CRenderer, c_types, c_index, lane_values, vtype
 from ..codegen import Kernel, Opt, hand_coded_opts, eval_index, is_index
-from ..device import Allocator, Compiler, CompiledDevice, Device, host_lanes
+from ..device import Allocator, Compiler, CompiledDevice, Device
 
 # %% auto #0
 __all__ = ['cl_types', 'CL_PRELUDE', 'CL_BF16', 'CL_HALF', 'CL_IMAGE', 'CL_IDS', 'workgroup', 'workgroup_opts', 'tiles',

@@ -8,7 +8,7 @@ import os, sys, math, time, ctypes, functools, shutil, signal, hashlib, warnings
 from pathlib import Path
 from types import SimpleNamespace
 from concurrent.futures import ThreadPoolExecutor
-from ..helpers import patch_to, getenv, replacing, cache_dir
+from ..helpers import patch_to, getenv, replacing, cache_dir, host_lanes
 from typing import Callable
 from ..dtype import dtypes, bf16_to_f32
 from ..uop import UOp, Ops
@@ -16,7 +16,7 @@ from ..schedule import kernel_name, run_kernel
 from ..codegen import Kernel, Opt, hand_coded_opts, kernel_ops
 from ..renderer import CRenderer, outer_loop
 from ..device import Allocator, Compiler, CompiledDevice, CompiledKernel, Device
-from ..device import search_opts, host_array, host_lanes
+from ..device import search_opts, host_array
 
 # %% auto #0
 __all__ = ['CFLAGS', 'CACHE_FILES', 'SLP_FIX', 'THREAD_WORK', 'CHECK_POINTS', 'c_compiler', 'host_panel', 'compile_c', 'trim_cache', 'thread_pool', 'load_lib', 'CPUProgram', 'check_opts', 'beam_search', 'CCompiler', 'CPUDevice', 'BARRIER', 'batch_src']
