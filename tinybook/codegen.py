@@ -8,8 +8,7 @@ import math, itertools, functools, numpy as np
 from dataclasses import dataclass
 from .helpers import patch_to, getenv
 from .dtype import DType, dtypes, cast_np
-from .uop import UOp, Ops, GroupOp, View, ShapeTracker, exec_rules
-from .ops import UPat, PatternMatcher, graph_rewrite
+from .uop import UOp, Ops, GroupOp, View, ShapeTracker, exec_rules, UPat, PatternMatcher, graph_rewrite
 
 # %% auto #0
 __all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'NARROW', 'IDX_OPS', 'fold_rules', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions',
