@@ -1,6 +1,8 @@
-"""The ground floor's layering (DESIGN.md section 3), read from each module's direct imports with `ast`: the backends
-(device.py, runtime/*) import the IR (uop, dtype, helpers) and never tensor or nn; helpers imports no tinybook module,
-dtype only helpers, uop only helpers and dtype."""
+"""The ground floor's layering (DESIGN.md section 3), read from each module's imports with `ast`: the backends
+(device.py, runtime/*) import the IR (uop, dtype, helpers) and never tensor or nn, directly or through a chain of
+imports, and neither do the scheduler, codegen and renderer below them; helpers imports no tinybook module, dtype only
+helpers, uop only helpers and dtype. A chain does not go through `tinybook/__init__.py` or
+`tinybook/runtime/__init__.py`: a package's init imports its modules for their side effects (devices, methods)."""
 import ast
 from pathlib import Path
 import pytest
@@ -23,6 +25,24 @@ def under(mods:set[str], *names:str) -> set[str]:
     "The modules of `mods` that are one of `names` or inside one of them."
     return {m for m in mods if any(m == n or m.startswith(n + ".") for n in names)}
 
+PACKAGES = {"tinybook", "tinybook.runtime"}  # inits that import for side effects: not followed
+def reach(path:Path, root:Path=PKG.parent) -> dict[str, list[str]]:
+    "Each tinybook module the file at `path` reaches through imports (parent packages too), with a chain reaching it."
+    chains, todo = {}, [(path, [])]
+    while todo:
+        f, chain = todo.pop()
+        got = imports(f, root)
+        for m in sorted(got | {".".join(m.split(".")[:k]) for m in got for k in range(2, m.count(".") + 1)}):
+            p = root.joinpath(*m.split("."))
+            file = next((g for g in (p.with_suffix(".py"), p / "__init__.py") if g.exists()), None)
+            if m in chains or m in PACKAGES or file is None: continue  # None: a name `from pkg import` gave
+            chains[m] = chain + [m]; todo.append((file, chains[m]))
+    return chains
+
+def tensor_chains(path:Path, root:Path=PKG.parent) -> list[str]:
+    "The chains of imports from the file at `path` that reach tinybook.tensor or tinybook.nn, as `a -> b` strings."
+    return [" -> ".join(c) for m, c in reach(path, root).items() if under({m}, "tinybook.tensor", "tinybook.nn")]
+
 def test_imports_parsed():
     "The parser sees relative, absolute and side-effect imports (checked on files whose imports are known)."
     assert {"tinybook.helpers", "tinybook.dtype", "tinybook.uop"} <= imports(PKG / "tensor.py")
@@ -43,6 +63,25 @@ BACKENDS = [PKG / "device.py", *sorted((PKG / "runtime").glob("*.py"))]
 def test_backends_stand_on_the_ir(path):
     assert not under(imports(path), "tinybook.tensor", "tinybook.nn"), f"{path.name} imports the Tensor API"
 
+def test_chains_caught(tmp_path):
+    "A chain through other modules is found and shown; the package inits, which import everything, are not followed."
+    files = {"__init__.py": "from .tensor import Tensor\n", "tensor.py": "", "uop.py": "", "nn/__init__.py": "",
+             "nn/state.py": "", "schedule.py": "from .uop import UOp\nfrom .tensor import Tensor\n",
+             "device.py": "from .schedule import run\n", "runtime/__init__.py": "import tinybook.nn\n",
+             "runtime/x.py": "from ..device import Allocator\n",
+             "runtime/y.py": "from ..uop import UOp\nimport tinybook\n",
+             "runtime/z.py": "from . import y\nimport tinybook.nn.state\n"}
+    for name, text in files.items(): (f := tmp_path / "tinybook" / name).parent.mkdir(exist_ok=True); f.write_text(text)
+    rt = tmp_path / "tinybook" / "runtime"
+    assert tensor_chains(rt / "x.py", tmp_path) == ["tinybook.device -> tinybook.schedule -> tinybook.tensor"]
+    assert tensor_chains(rt / "y.py", tmp_path) == []
+    assert sorted(tensor_chains(rt / "z.py", tmp_path)) == ["tinybook.nn", "tinybook.nn.state"]
+
+LOWER = [*BACKENDS, PKG / "schedule.py", PKG / "codegen.py", PKG / "renderer.py"]
+@pytest.mark.parametrize("path", LOWER, ids=lambda p: p.relative_to(PKG).as_posix())
+def test_no_chain_to_the_tensor(path):
+    assert not (bad := tensor_chains(path)), f"{path.name} reaches the Tensor API: {bad[0]}"
+
 @pytest.mark.parametrize("mod,allowed", [("helpers", set()), ("dtype", {"tinybook.helpers"}),
                                          ("uop", {"tinybook.helpers", "tinybook.dtype"})])
 def test_ground_floor(mod, allowed):
@@ -56,5 +95,6 @@ def test_no_chapter_replaces():
     import re, subprocess, sys
     r = subprocess.run([sys.executable, "-c", "import tinybook"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
-    uses = {p.name for p in PKG.rglob("*.py") if re.search(r"@patch_to\([^)]*extends=True", p.read_text(encoding="utf-8"))}
+    extends = re.compile(r"@patch_to\([^)]*extends=True")
+    uses = {p.name for p in PKG.rglob("*.py") if extends.search(p.read_text(encoding="utf-8"))}
     assert uses == {"ops.py"}, uses

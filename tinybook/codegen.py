@@ -8,8 +8,7 @@ import math, itertools, functools, numpy as np
 from dataclasses import dataclass
 from .helpers import patch_to, getenv
 from .dtype import DType, dtypes, cast_np
-from .uop import UOp, Ops, GroupOp, View, ShapeTracker, exec_rules
-from .ops import UPat, PatternMatcher, graph_rewrite
+from .uop import UOp, Ops, GroupOp, View, ShapeTracker, exec_rules, UPat, PatternMatcher, graph_rewrite
 
 # %% auto #0
 __all__ = ['OPT_TYPES', 'MAX_UPCAST', 'VEC_OPS', 'NARROW', 'IDX_OPS', 'fold_rules', 'FLOAT_FMT', 'DECOMP_COEF', 'decompositions', 'sint', 'srange', 'vbounds', 'sadd', 'smul', 'sdiv', 'smod', 'slt', 'sand', 'unravel', 'view_index', 'st_index', 'reduce_shapes', 'Opt', 'KernelOptError', 'vectorizable', 'i8_load', 'int8_dot', 'carried', 'Kernel', 'is_lane', 'is_index', 'fold_index', 'collapse_gather', 'stop_loops', 'node_scopes', 'place_nodes', 'emit_loops', 'plain_linear', 'eval_index', 'run_linear', 'hand_coded_opts', 'opt_actions', 'lane_base', 'interval', 'indexes', 'gathers', 'lane_opts', 'decompose', 'kernel_ops', 'kernel_elems']

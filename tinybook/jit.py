@@ -10,7 +10,8 @@ from .helpers import patch_to, getenv, replacing
 from .dtype import to_dtype, cast_np
 from .uop import UOp, Ops, Buffer, Sym, rng_hooks, capturing, var_bounds
 from .tensor import Tensor
-from .schedule import kernel_name, in_place, kept_outputs, _reads_file
+from .schedule import kernel_name, kept_outputs, _reads_file
+from .ops import in_place
 from .runtime import cpu
 from .device import Device, CompiledKernel, device_alloc, device_empty, GlobalCounters, kernel_mem
 from .device import host_array, host_empty, compiled_kernels, kernel_key

@@ -8,12 +8,11 @@ import math, functools, numpy as np
 from .helpers import patch_to, argfix, getenv
 from .dtype import (DType, dtypes, to_dtype, cast_np, f32_to_bf16, bf16_to_f32, least_upper_dtype,
                            least_upper_float, sum_acc_dtype)
-from .uop import UOp, Ops, GroupOp, exec_rules, writers, Sym
+from .uop import UOp, Ops, GroupOp, exec_rules, writers, Sym, UPat, PatternMatcher
 from .tensor import Tensor, _axis, _py_dtype, _idx_int, _rg, arange_args
 
 # %% auto #0
-__all__ = ['primitives', 'symbolic_simple', 'ERF_COEF', 'SCAN_BLOCK', 'SCATTER_REDUCE', 'UPat', 'PatternMatcher', 'graph_rewrite',
-           'broadcast_shape', 'resize_matrix']
+__all__ = ['primitives', 'symbolic_simple', 'ERF_COEF', 'SCAN_BLOCK', 'SCATTER_REDUCE', 'broadcast_shape', 'resize_matrix', 'write_view', 'in_place', 'write_into', 'write_in_place']
 
 # %% ../nbs/01_ops.ipynb #608d0432
 def _c_idiv(a, b):
@@ -56,44 +55,6 @@ def _np_reduce(u, x):
 def _alu(fn): return lambda u, *x: cast_np(fn(*x), u.dtype)
 exec_rules.update({op: _alu(fn) for op, (_, fn) in primitives.items() if fn is not None})
 exec_rules.update({Ops.BITCAST: _bitcast, Ops.REDUCE: lambda u, x: cast_np(_np_reduce(u, x), u.dtype)})
-
-# %% ../nbs/01_ops.ipynb #4cc33809
-class UPat:
-    "A pattern over UOps: `op` (an Ops or a set), `dtype`, `arg` and `src` patterns constrain; `name` binds the match."
-    def __init__(self, op=None, dtype=None, src=None, arg=None, name=None):
-        self.op, self.dtype, self.src, self.arg, self.name = {op} if isinstance(op, Ops) else op, dtype, src, arg, name
-    def match(self, u:UOp, store:dict) -> bool:
-        if self.op is not None and u.op not in self.op: return False
-        if self.dtype is not None and u.dtype is not self.dtype: return False
-        if self.arg is not None and u.arg != self.arg: return False
-        if self.name is not None:
-            if store.setdefault(self.name, u) is not u: return False
-        if self.src is None: return True
-        return len(self.src) == len(u.src) and all(p.match(s, store) for p, s in zip(self.src, u.src))
-    @staticmethod
-    def var(name:str, dtype=None) -> UPat: return UPat(dtype=dtype, name=name)
-    def __repr__(self): return f"UPat({self.op}, src={self.src}, name={self.name!r})"
-
-# %% ../nbs/01_ops.ipynb #6338882f
-class PatternMatcher:
-    "Rules `(UPat, fn)`; `fn` gets the bound names as keyword arguments and returns a replacement UOp or None."
-    def __init__(self, rules:list): self.rules = rules
-    def rewrite(self, u:UOp) -> UOp|None:
-        for pat, fn in self.rules:
-            store = {}
-            if pat.match(u, store) and (r := fn(**store)) is not None: return r
-        return None
-def graph_rewrite(root:UOp, pm:PatternMatcher) -> UOp:
-    "Rewrite every node under `root` with `pm`, sources first, until no rule applies."
-    memo = {}
-    def rw(u:UOp) -> UOp:
-        if u in memo: return memo[u]
-        src = tuple(rw(s) for s in u.src)
-        nu = u if src == u.src else u.replace(src=src)
-        memo[u] = out = nu if (r := pm.rewrite(nu)) is None or r is nu else rw(r)
-        return out
-    for u in root.toposort: rw(u)
-    return memo[root]
 
 # %% ../nbs/01_ops.ipynb #52e718f9
 def _const_of(u:UOp):
@@ -1324,3 +1285,86 @@ def interpolate(self, size:tuple, mode="linear", align_corners=False) -> Tensor:
         m = Tensor(resize_matrix(x.shape[a], n, kind, align_corners).T, x.device, x.dtype)
         x = (x.transpose(a, -1) @ m).transpose(a, -1)
     return x
+
+# %% ../nbs/03_schedule.ipynb #151e9cd4
+from .uop import backends, writers, ShapeTracker
+from .schedule import ScheduleItem, schedule_uops, run_schedule, sym_zeroed
+
+# %% ../nbs/03_schedule.ipynb #eb0fcb8f
+sym_zeroed[0] = lambda u: (t := Tensor(u))._sym_valid(tuple(range(t.ndim))).where(t, 0).cast(u.dtype).uop
+
+# %% ../nbs/03_schedule.ipynb #e972ab8c
+@patch_to(Tensor)
+def clone(self, device:str|None=None) -> Tensor:
+    """A copy in its own buffer (on `device`, if given), with a clone of the gradient, as tinygrad's: a later `assign`
+    to this tensor leaves it be."""
+    ret = (self if device is None else self.to(device)).contiguous()
+    if self.grad is not None: ret.grad = self.grad.clone(device)
+    return ret
+
+# %% ../nbs/03_schedule.ipynb #fea282a9
+@patch_to(Tensor)
+def schedule(self, *lst:Tensor) -> list[ScheduleItem]:
+    "The kernels that would realize this tensor (and `lst`), with their buffers."
+    return schedule_uops([t.uop for t in (self,) + lst])[0]
+
+# %% ../nbs/03_schedule.ipynb #b67745a1
+def write_view(t:Tensor) -> tuple[UOp, ShapeTracker]|None:
+    """(its `BUFFER`, the view) if `t` is movement ops on a realized buffer naming each element at most once, a place a
+    write can go; else None."""
+    if (st := t.uop.st) is None or len(st.views) > 1: return None
+    if (v := st.views[0]).mask is not None or any(s == 0 and n > 1 for s, n in zip(v.strides, v.shape)): return None
+    u = t.uop
+    while u.op is not Ops.BUFFER: u = u.src[0]
+    return u, st
+def in_place(t:Tensor) -> tuple[UOp, ShapeTracker]|None:
+    "`write_view(t)` when `t` is part of a buffer (not all of it, which `assign` gives a new value instead), else None."
+    return None if (t.uop.src[0] if t.uop.op is Ops.RESHAPE else t.uop).op is Ops.BUFFER else write_view(t)
+def write_into(buf:UOp, st:ShapeTracker, v:Tensor, off:Tensor|None=None, region:Tensor|None=None) -> None:
+    """Write `v` into `BUFFER` `buf` through view `st` (`region`: that view as a tensor), `off` (int32, `v`'s shape)
+    elements further on: one kernel."""
+    if math.prod(st.shape) == 0: return  # nothing to write (an empty slice)
+    if buf in v.uop.toposort: v = v.contiguous()  # it reads what it overwrites: into a buffer of its own first
+    if region is not None and (ok := region._sym_valid(tuple(range(region.ndim)))) is not None:
+        # past a Sym size (00) what is there, read where it is written: 04 stops the loop at the size
+        v = ok.where(v, region)
+    off = Tensor.zeros(v.shape, dtype=dtypes.int32, device=v.device) if off is None else off
+    u = UOp(Ops.ASSIGN, v.dtype, (buf, v.uop, off.uop), st)
+    backends.get(u.device, lambda roots: run_schedule(schedule_uops(roots)[0]))([u])
+
+# %% ../nbs/03_schedule.ipynb #9f0082f9
+def _var_index(i) -> bool:
+    return isinstance(i, Tensor) and getattr(i, "_var", None) is not None and i.ndim == 0 and i._var[1] >= 0
+def _var_slot(i) -> tuple|None:
+    """(the bound Variable, the index at its value p) if index `i` is one (p), or a slice from one to it plus an int n
+    (p:p+n), else None."""
+    if _var_index(i): return i, lambda p: p
+    if isinstance(i, slice) and _var_index(i.start) and i.step in (None, 1) and isinstance(i.stop, Tensor) and \
+       (u := i.stop.uop).op is Ops.ADD and u.src[0] is i.start.uop and u.src[1].op is Ops.CONST:
+        return i.start, lambda p: slice(p, p + u.src[1].arg)
+    return None
+def write_in_place(t:Tensor, idx, v) -> bool:
+    """00's `writers` entry: `t[idx] = v` in place if `t[idx]` is part of a realized buffer (`idx` None: 02a's
+    `t.assign(v)`); True if written."""
+    if idx is None:
+        if (w := in_place(t)) is None: return False
+        write_into(*w, v, region=t); return True
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    ts = [k for k, i in enumerate(idx) if isinstance(i, Tensor) or isinstance(i, slice) and isinstance(i.start, Tensor)]
+    if t.requires_grad or write_view(t) is None or len(ts) > 1 or ts and (vs := _var_slot(idx[ts[0]])) is None:
+        return False
+    at = (lambda p: t[idx[:ts[0]] + (vs[1](p),) + idx[ts[0] + 1:]]) if ts else lambda p: t[idx]
+    if (w := write_view(region := at(0))) is None: return False
+    off = None
+    if ts:
+        p, (name, _, hi) = vs[0], vs[0]._var
+        try: last = at(hi)
+        except IndexError as e:
+            raise IndexError(f"Variable {name} reaches {hi}, past the axis it indexes: {e}") from None
+        if last.shape != region.shape:
+            raise IndexError(f"Variable {name} reaches {hi}: the slice from it runs past the axis it indexes")
+        stride = write_view(at(1))[1].views[0].offset - w[1].views[0].offset if hi else 0
+        off = (p.to(t.device).cast(dtypes.int32) * stride).reshape((1,) * region.ndim).expand(region.shape)
+    write_into(*w, t._setitem_value(v, region.shape), off, region if off is None else None); return True
+# a dict entry, not a patch: 01's setitem and 02a's assign ask it whoever redefines them
+writers["schedule"] = write_in_place

@@ -9,15 +9,12 @@ from typing import NamedTuple
 from dataclasses import dataclass
 from .helpers import patch_to, getenv
 from .dtype import dtypes, cast_np
-from .uop import UOp, Ops, GroupOp, Buffer, View, ShapeTracker, Sym, exec_rules, backends, writers
-from .tensor import Tensor
-import tinybook.ops  # noqa: F401, the Tensor API whose graphs are scheduled
-import tinybook.autograd  # noqa: F401, gradients flow through contiguous()
+from .uop import UOp, Ops, GroupOp, Buffer, View, ShapeTracker, Sym, exec_rules
 
 # %% auto #0
-__all__ = ['UNSAFE_PAD', 'REUSE', 'NEST', 'ScheduleItem', 'kernel_name', 'KernelPlan', 'create_schedule', 'st_indices',
-           'kept_outputs', 'run_kernel', 'memory_plan', 'schedule_cache', 'cached_schedule', 'print_schedule',
-           'schedule_uops', 'run_schedule', 'write_view', 'in_place', 'write_into', 'write_in_place']
+__all__ = ['UNSAFE_PAD', 'REUSE', 'NEST', 'sym_zeroed', 'ScheduleItem', 'kernel_name', 'KernelPlan', 'create_schedule',
+           'st_indices', 'kept_outputs', 'run_kernel', 'memory_plan', 'schedule_cache', 'cached_schedule',
+           'print_schedule', 'schedule_uops', 'run_schedule']
 
 # %% ../nbs/03_schedule.ipynb #6ff60d9f
 @dataclass
@@ -65,6 +62,7 @@ def _recomputed(u:UOp, mops:tuple, axes:tuple) -> int:
     return math.prod(n for a, (n, s) in enumerate(zip(v.shape, v.strides)) if s == 0 and not (a in axes and a > own))
 
 # %% ../nbs/03_schedule.ipynb #03419c42
+sym_zeroed = [None]  # u -> u with 0 past its Sym sizes, a graph 01's Tensor API builds (filled below)
 class _KernelBuilder:
     def __init__(self, outs:tuple, realized:set):
         self.outs, self.realized, self.inputs, self.memo = outs, realized, [], {}
@@ -83,8 +81,7 @@ class _KernelBuilder:
             st = ShapeTracker(tuple(View(*map(_plain, (v.shape, v.strides, v.offset, v.mask))) for v in u.arg.views))
             return UOp(Ops.STORE, dtypes.void, (p, self.build(u.src[1], ()), self.build(u.src[2], ())), st)
         if any(isinstance(s, Sym) for s in u.shape):  # 0 past a Sym size (nothing reads it): 04 stops the loop there
-            t = Tensor(u); u2 = t._sym_valid(tuple(range(t.ndim))).where(t, 0).cast(u.dtype).uop
-            return UOp(Ops.STORE, dtypes.void, (p, self.build(u2, ())), _view(u.shape, ()))
+            return UOp(Ops.STORE, dtypes.void, (p, self.build(sym_zeroed[0](u), ())), _view(u.shape, ()))
         return UOp(Ops.STORE, dtypes.void, (p, self.build(u, ())), _view(u.shape, ()))
     def build(self, u:UOp, mops:tuple) -> UOp:
         if (u, mops) not in self.memo: self.memo[(u, mops)] = self._build(u, mops)  # shared subgraphs are built once
@@ -116,15 +113,6 @@ def _build(self, u:UOp, mops:tuple) -> UOp:
        _recomputed(u, mops, (self.inner if self.in_reduce == 2 else self.reduce).arg[1]) >= REUSE and \
        any(s.op is Ops.BUFFER or s in self.realized for s in u.toposort): raise _Realize(u)
     return UOp(u.op, u.dtype, tuple(self.build(s, mops) for s in u.src), u.arg)
-
-# %% ../nbs/03_schedule.ipynb #e972ab8c
-@patch_to(Tensor)
-def clone(self, device:str|None=None) -> Tensor:
-    """A copy in its own buffer (on `device`, if given), with a clone of the gradient, as tinygrad's: a later `assign`
-    to this tensor leaves it be."""
-    ret = (self if device is None else self.to(device)).contiguous()
-    if self.grad is not None: ret.grad = self.grad.clone(device)
-    return ret
 
 # %% ../nbs/03_schedule.ipynb #b4fa3719
 def _shared_reduce(built:dict) -> UOp|None:
@@ -294,10 +282,6 @@ def schedule_uops(roots:list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, Buffer
              if any(bufs[u].size for u in k.outs)]
     if getenv("DEBUG") >= 3: print_schedule(items)
     return items, {r: r.arg if r.op is Ops.BUFFER else bufs[r] for r in roots}
-@patch_to(Tensor)
-def schedule(self, *lst:Tensor) -> list[ScheduleItem]:
-    "The kernels that would realize this tensor (and `lst`), with their buffers."
-    return schedule_uops([t.uop for t in (self,) + lst])[0]
 def run_schedule(items:list[ScheduleItem], run=run_kernel) -> None:
     "Execute the kernels in order with `run(ast, bufs)` (numpy here; 04_codegen passes compiled kernels)."
     for si in items:
@@ -305,64 +289,3 @@ def run_schedule(items:list[ScheduleItem], run=run_kernel) -> None:
             src = _gather(si.bufs[1].data, si.ast.src[1].st) if _reads_file(si.ast) else si.bufs[1].data
             si.bufs[0].data = np.array(src).reshape(-1)
         else: run(si.ast, si.bufs)
-
-# %% ../nbs/03_schedule.ipynb #b67745a1
-def write_view(t:Tensor) -> tuple[UOp, ShapeTracker]|None:
-    """(its `BUFFER`, the view) if `t` is movement ops on a realized buffer naming each element at most once, a place a
-    write can go; else None."""
-    if (st := t.uop.st) is None or len(st.views) > 1: return None
-    if (v := st.views[0]).mask is not None or any(s == 0 and n > 1 for s, n in zip(v.strides, v.shape)): return None
-    u = t.uop
-    while u.op is not Ops.BUFFER: u = u.src[0]
-    return u, st
-def in_place(t:Tensor) -> tuple[UOp, ShapeTracker]|None:
-    "`write_view(t)` when `t` is part of a buffer (not all of it, which `assign` gives a new value instead), else None."
-    return None if (t.uop.src[0] if t.uop.op is Ops.RESHAPE else t.uop).op is Ops.BUFFER else write_view(t)
-def write_into(buf:UOp, st:ShapeTracker, v:Tensor, off:Tensor|None=None, region:Tensor|None=None) -> None:
-    """Write `v` into `BUFFER` `buf` through view `st` (`region`: that view as a tensor), `off` (int32, `v`'s shape)
-    elements further on: one kernel."""
-    if math.prod(st.shape) == 0: return  # nothing to write (an empty slice)
-    if buf in v.uop.toposort: v = v.contiguous()  # it reads what it overwrites: into a buffer of its own first
-    if region is not None and (ok := region._sym_valid(tuple(range(region.ndim)))) is not None:
-        # past a Sym size (00) what is there, read where it is written: 04 stops the loop at the size
-        v = ok.where(v, region)
-    off = Tensor.zeros(v.shape, dtype=dtypes.int32, device=v.device) if off is None else off
-    u = UOp(Ops.ASSIGN, v.dtype, (buf, v.uop, off.uop), st)
-    backends.get(u.device, lambda roots: run_schedule(schedule_uops(roots)[0]))([u])
-
-# %% ../nbs/03_schedule.ipynb #9f0082f9
-def _var_index(i) -> bool:
-    return isinstance(i, Tensor) and getattr(i, "_var", None) is not None and i.ndim == 0 and i._var[1] >= 0
-def _var_slot(i) -> tuple|None:
-    """(the bound Variable, the index at its value p) if index `i` is one (p), or a slice from one to it plus an int n
-    (p:p+n), else None."""
-    if _var_index(i): return i, lambda p: p
-    if isinstance(i, slice) and _var_index(i.start) and i.step in (None, 1) and isinstance(i.stop, Tensor) and \
-       (u := i.stop.uop).op is Ops.ADD and u.src[0] is i.start.uop and u.src[1].op is Ops.CONST:
-        return i.start, lambda p: slice(p, p + u.src[1].arg)
-    return None
-def write_in_place(t:Tensor, idx, v) -> bool:
-    """00's `writers` entry: `t[idx] = v` in place if `t[idx]` is part of a realized buffer (`idx` None: 02a's
-    `t.assign(v)`); True if written."""
-    if idx is None:
-        if (w := in_place(t)) is None: return False
-        write_into(*w, v, region=t); return True
-    idx = idx if isinstance(idx, tuple) else (idx,)
-    ts = [k for k, i in enumerate(idx) if isinstance(i, Tensor) or isinstance(i, slice) and isinstance(i.start, Tensor)]
-    if t.requires_grad or write_view(t) is None or len(ts) > 1 or ts and (vs := _var_slot(idx[ts[0]])) is None:
-        return False
-    at = (lambda p: t[idx[:ts[0]] + (vs[1](p),) + idx[ts[0] + 1:]]) if ts else lambda p: t[idx]
-    if (w := write_view(region := at(0))) is None: return False
-    off = None
-    if ts:
-        p, (name, _, hi) = vs[0], vs[0]._var
-        try: last = at(hi)
-        except IndexError as e:
-            raise IndexError(f"Variable {name} reaches {hi}, past the axis it indexes: {e}") from None
-        if last.shape != region.shape:
-            raise IndexError(f"Variable {name} reaches {hi}: the slice from it runs past the axis it indexes")
-        stride = write_view(at(1))[1].views[0].offset - w[1].views[0].offset if hi else 0
-        off = (p.to(t.device).cast(dtypes.int32) * stride).reshape((1,) * region.ndim).expand(region.shape)
-    write_into(*w, t._setitem_value(v, region.shape), off, region if off is None else None); return True
-# a dict entry, not a patch: 01's setitem and 02a's assign ask it whoever redefines them
-writers["schedule"] = write_in_place

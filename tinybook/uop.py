@@ -12,9 +12,7 @@ from .helpers import patch_to
 from .dtype import DType, dtypes, cast_np
 
 # %% auto #0
-__all__ = ['var_bounds', 'backends', 'device_checks', 'unsupported_dtypes', 'ALIASES', 'default_device', 'exec_rules',
-           'buffer_makers', 'writers', 'rng_hooks', 'capturing', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta', 'UOp',
-           'strides_for', 'View', 'ShapeTracker', 'sym_bounds', 'Sym', 'interpret', 'is_dtype_supported', 'compute']
+__all__ = ['var_bounds', 'backends', 'device_checks', 'unsupported_dtypes', 'ALIASES', 'default_device', 'exec_rules', 'buffer_makers', 'writers', 'rng_hooks', 'capturing', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker', 'sym_bounds', 'Sym', 'interpret', 'is_dtype_supported', 'compute', 'UPat', 'PatternMatcher', 'graph_rewrite']
 
 # %% ../nbs/00_uop.ipynb #e83d9316
 class Ops(Enum):
@@ -319,3 +317,41 @@ def is_dtype_supported(d:DType, device:str|None=None) -> bool:
 def compute(roots:list[UOp]) -> list:
     "The values of `roots` (on one device): `Buffer`s from its backend, or arrays from the interpreter if it has none."
     return backends.get(roots[0].device, _interpret_all)(roots)
+
+# %% ../nbs/01_ops.ipynb #4cc33809
+class UPat:
+    "A pattern over UOps: `op` (an Ops or a set), `dtype`, `arg` and `src` patterns constrain; `name` binds the match."
+    def __init__(self, op=None, dtype=None, src=None, arg=None, name=None):
+        self.op, self.dtype, self.src, self.arg, self.name = {op} if isinstance(op, Ops) else op, dtype, src, arg, name
+    def match(self, u:UOp, store:dict) -> bool:
+        if self.op is not None and u.op not in self.op: return False
+        if self.dtype is not None and u.dtype is not self.dtype: return False
+        if self.arg is not None and u.arg != self.arg: return False
+        if self.name is not None:
+            if store.setdefault(self.name, u) is not u: return False
+        if self.src is None: return True
+        return len(self.src) == len(u.src) and all(p.match(s, store) for p, s in zip(self.src, u.src))
+    @staticmethod
+    def var(name:str, dtype=None) -> UPat: return UPat(dtype=dtype, name=name)
+    def __repr__(self): return f"UPat({self.op}, src={self.src}, name={self.name!r})"
+
+# %% ../nbs/01_ops.ipynb #6338882f
+class PatternMatcher:
+    "Rules `(UPat, fn)`; `fn` gets the bound names as keyword arguments and returns a replacement UOp or None."
+    def __init__(self, rules:list): self.rules = rules
+    def rewrite(self, u:UOp) -> UOp|None:
+        for pat, fn in self.rules:
+            store = {}
+            if pat.match(u, store) and (r := fn(**store)) is not None: return r
+        return None
+def graph_rewrite(root:UOp, pm:PatternMatcher) -> UOp:
+    "Rewrite every node under `root` with `pm`, sources first, until no rule applies."
+    memo = {}
+    def rw(u:UOp) -> UOp:
+        if u in memo: return memo[u]
+        src = tuple(rw(s) for s in u.src)
+        nu = u if src == u.src else u.replace(src=src)
+        memo[u] = out = nu if (r := pm.rewrite(nu)) is None or r is nu else rw(r)
+        return out
+    for u in root.toposort: rw(u)
+    return memo[root]
