@@ -77,7 +77,7 @@ def test_chains_caught(tmp_path):
     assert tensor_chains(rt / "y.py", tmp_path) == []
     assert sorted(tensor_chains(rt / "z.py", tmp_path)) == ["tinybook.nn", "tinybook.nn.state"]
 
-LOWER = [*BACKENDS, PKG / "schedule.py", PKG / "codegen.py", PKG / "renderer.py"]
+LOWER = [*BACKENDS, PKG / "engine.py", PKG / "schedule.py", PKG / "codegen.py", PKG / "renderer.py"]
 @pytest.mark.parametrize("path", LOWER, ids=lambda p: p.relative_to(PKG).as_posix())
 def test_no_chain_to_the_tensor(path):
     assert not (bad := tensor_chains(path)), f"{path.name} reaches the Tensor API: {bad[0]}"
@@ -98,3 +98,51 @@ def test_no_chapter_replaces():
     extends = re.compile(r"@patch_to\([^)]*extends=True")
     uses = {p.name for p in PKG.rglob("*.py") if extends.search(p.read_text(encoding="utf-8"))}
     assert uses == {"ops.py"}, uses
+
+# what `Tensor.realize` runs on the CPU, top down (the book's index tells this path); the IR floor is called by all
+PATH = ["tensor", "engine", "schedule", "device", "runtime.cpu", "renderer", "codegen"]
+FLOOR = {"helpers", "dtype", "uop"}
+
+def calls_between_modules(fn) -> set[tuple[str, str]]:
+    "(caller, callee) modules of every call `fn()` makes from one tinybook module into another (the floor aside)."
+    import sys
+    def mod(f):
+        p = Path(f.f_code.co_filename)
+        return ".".join(p.relative_to(PKG).with_suffix("").parts) if PKG in p.parents else None
+    edges = set()
+    def prof(frame, event, arg):
+        if event != "call" or (m := mod(frame)) is None or m in FLOOR: return
+        f = frame.f_back
+        while f is not None and (mod(f) is None or mod(f) in FLOOR): f = f.f_back  # the nearest caller above the floor
+        if f is not None and mod(f) != m: edges.add((mod(f), m))
+    sys.setprofile(prof)
+    try: fn()
+    finally: sys.setprofile(None)
+    return edges
+
+def upward(edges:set) -> set:
+    "The calls that do not go down PATH: into a module off the path, or back up to one entered before."
+    return {(a, b) for a, b in edges if a not in PATH or b not in PATH or PATH.index(a) >= PATH.index(b)}
+
+def test_realize_path():
+    ("Realizing a new kernel on the CPU enters each module of PATH once, in order: every call from one module into "
+     "another goes down the path (none climbs back), and the whole path is walked.")
+    import numpy as np
+    from tinybook import Tensor
+    x = Tensor(np.random.default_rng(0).random((7, 13), dtype=np.float32), device="CPU").realize()
+    y = (x * 3.25 + 1).exp2().sum(1)  # a kernel this process has not compiled
+    edges = calls_between_modules(y.realize)
+    assert not upward(edges), f"calls off or up the path: {sorted(upward(edges))}"
+    walked = {("tensor", "engine"), ("engine", "schedule"), ("engine", "device"), ("device", "runtime.cpu"),
+              ("runtime.cpu", "renderer"), ("runtime.cpu", "codegen")}
+    assert walked <= edges, f"the path was not walked: {sorted(walked - edges)} missing"
+    np.testing.assert_allclose(y.numpy(), np.exp2(x.numpy() * 3.25 + 1).sum(1), rtol=1e-5)
+
+def test_upward_call_caught():
+    "The probe sees a call climbing back: 03's `run_schedule` handed the engine's `run_one` calls up into the engine."
+    import numpy as np
+    from tinybook import Tensor
+    from tinybook.schedule import schedule_uops, run_schedule
+    from tinybook.engine import run_one
+    items, _ = schedule_uops([(Tensor(np.ones(5, np.float32), device="CPU") * 2).uop])
+    assert ("schedule", "engine") in upward(calls_between_modules(lambda: run_schedule(items, run_one)))

@@ -10,8 +10,7 @@ import numpy as np
 from typing import Callable, NamedTuple
 from .helpers import getenv, replacing, cache_dir
 from .dtype import dtypes, f32_to_bf16, bf16_to_f32
-from .uop import UOp, Ops, Buffer, compute, buffer_makers, _dev, default_device
-from .schedule import kernel_name, kept_outputs
+from .uop import UOp, Ops, Buffer, compute, buffer_makers, _dev, default_device, kernel_name, kept_outputs
 from .engine import Device  # 03a's registry, which the backends (05a-07) import from here
 from .codegen import Kernel, Opt, hand_coded_opts, opt_actions, run_linear, kernel_ops, kernel_elems
 from .renderer import Renderer, CRenderer

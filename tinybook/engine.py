@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from typing import Callable
 from .helpers import getenv
-from .uop import UOp, Buffer, backends, device_checks, capturing, _dev
-from .schedule import schedule_uops, run_schedule, run_kernel
+from .uop import UOp, Ops, Buffer, backends, device_checks, capturing, _dev
+from .schedule import schedule_uops, run_copy, run_kernel
 
 # %% auto #0
 __all__ = ['Device', 'run_one', 'realize']
@@ -36,13 +36,14 @@ Device = _Registry()
 
 # %% ../nbs/03a_engine.ipynb #e68dbba4
 def run_one(ast:UOp, bufs:list[Buffer]) -> None:
-    "Run kernel `ast` on `bufs` where its output lives: that device's `run`, else 03's numpy executor (a DISK file)."
+    ("Run kernel `ast` on `bufs` where its output lives: that device's `run`, else 03's numpy executor (a DISK file); "
+     "a copy with 03's `run_copy`.")
     kind = bufs[0].device.split(":")[0]
-    (Device[kind].run if kind in Device.makers else run_kernel)(ast, bufs)
+    (run_copy if ast.op is Ops.COPY else Device[kind].run if kind in Device.makers else run_kernel)(ast, bufs)
 def realize(roots:list[UOp]) -> list[Buffer]:
     "Schedule `roots`, then lower and run each kernel on its device: the buffers holding the roots' values."
     items, outs = schedule_uops(roots)
     if getenv("DEBUG") >= 1 and items: print(f"realize: {len(items)} kernels")  # a JIT replay's outputs need none
     for c in capturing: c(items, outs, run_one)
-    run_schedule(items, run_one)
+    for si in items: run_one(si.ast, si.bufs)
     return [outs[r] for r in roots]

@@ -8,9 +8,9 @@ import os, gc, json, time, weakref, functools, numpy as np
 from pathlib import Path
 from .helpers import patch_to, getenv, replacing
 from .dtype import to_dtype, cast_np
-from .uop import UOp, Ops, Buffer, Sym, rng_hooks, capturing, var_bounds
+from .uop import UOp, Ops, Buffer, Sym, rng_hooks, capturing, var_bounds, kernel_name, kept_outputs
 from .tensor import Tensor
-from .schedule import kernel_name, kept_outputs, _reads_file
+from .schedule import _reads_file
 from .ops import in_place
 from .runtime import cpu
 from .device import Device, CompiledKernel, device_alloc, device_empty, GlobalCounters, kernel_mem

@@ -9,12 +9,12 @@ from typing import NamedTuple
 from dataclasses import dataclass
 from .helpers import patch_to, getenv
 from .dtype import dtypes, cast_np
-from .uop import UOp, Ops, GroupOp, Buffer, View, ShapeTracker, Sym, exec_rules
+from .uop import UOp, Ops, GroupOp, Buffer, View, ShapeTracker, Sym, exec_rules, kernel_name, kept_outputs
 
 # %% auto #0
-__all__ = ['UNSAFE_PAD', 'REUSE', 'NEST', 'sym_zeroed', 'ScheduleItem', 'kernel_name', 'KernelPlan', 'create_schedule',
-           'st_indices', 'kept_outputs', 'run_kernel', 'memory_plan', 'schedule_cache', 'cached_schedule',
-           'print_schedule', 'schedule_uops', 'run_schedule']
+__all__ = ['UNSAFE_PAD', 'REUSE', 'NEST', 'sym_zeroed', 'ScheduleItem', 'KernelPlan', 'create_schedule', 'st_indices',
+           'run_kernel', 'memory_plan', 'schedule_cache', 'cached_schedule', 'print_schedule', 'schedule_uops',
+           'run_copy', 'run_schedule']
 
 # %% ../nbs/03_schedule.ipynb #6ff60d9f
 @dataclass
@@ -23,10 +23,6 @@ class ScheduleItem:
     ast: UOp
     bufs: list[Buffer]
     def __repr__(self): return f"<kernel {kernel_name(self.ast)} bufs={len(self.bufs)}>"
-def kernel_name(ast:UOp) -> str:
-    "A short name in tinygrad's style: `E_` for elementwise, `r_` with a reduce, then the output shape."
-    shape = ast.src[0].arg.shape if ast.op is Ops.SINK else ast.shape
-    return ("r_" if any(u.op is Ops.REDUCE for u in ast.toposort) else "E_") + "_".join(map(str, shape or (1,)))
 
 # %% ../nbs/03_schedule.ipynb #53e36998
 UNSAFE_PAD = {Ops.EXP2, Ops.LOG2, Ops.RECIPROCAL, Ops.IDIV, Ops.MOD}
@@ -190,10 +186,6 @@ def _gather(flat:np.ndarray, st:ShapeTracker) -> np.ndarray:
     idx, valid = st_indices(st)
     vals = flat[idx] if flat.size else np.zeros(idx.shape, flat.dtype)
     return np.where(valid, vals, 0).astype(flat.dtype).reshape(st.shape)
-def kept_outputs(ast:UOp) -> list[int]:
-    """The outputs kernel `ast` writes in place, by number: an `ASSIGN`'s, whose STORE has a third source, its offset
-    (see below)."""
-    return [i for i, st in enumerate(ast.src) if len(st.src) > 2] if ast.op is Ops.SINK else []
 def run_kernel(ast:UOp, bufs:list[Buffer]) -> None:
     "Execute kernel `ast` on `bufs` with numpy, writing the output buffers."
     vals = {}
@@ -282,10 +274,9 @@ def schedule_uops(roots:list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, Buffer
              if any(bufs[u].size for u in k.outs)]
     if getenv("DEBUG") >= 3: print_schedule(items)
     return items, {r: r.arg if r.op is Ops.BUFFER else bufs[r] for r in roots}
+def run_copy(ast:UOp, bufs:list[Buffer]) -> None:
+    "Execute a COPY: the source's values into the destination (a file's view, `_reads_file`, read through the view)."
+    bufs[0].data = np.array(_gather(bufs[1].data, ast.src[1].st) if _reads_file(ast) else bufs[1].data).reshape(-1)
 def run_schedule(items:list[ScheduleItem], run=run_kernel) -> None:
-    "Execute the kernels in order with `run(ast, bufs)` (numpy here; 04_codegen passes compiled kernels)."
-    for si in items:
-        if si.ast.op is Ops.COPY:  # a copy; of a file's view (`_reads_file`), read through the view
-            src = _gather(si.bufs[1].data, si.ast.src[1].st) if _reads_file(si.ast) else si.bufs[1].data
-            si.bufs[0].data = np.array(src).reshape(-1)
-        else: run(si.ast, si.bufs)
+    "Execute the kernels in order with `run(ast, bufs)` (numpy here; 05a's checks pass compiled kernels), copies too."
+    for si in items: (run_copy if si.ast.op is Ops.COPY else run)(si.ast, si.bufs)

@@ -12,7 +12,7 @@ from .helpers import patch_to
 from .dtype import DType, dtypes, cast_np
 
 # %% auto #0
-__all__ = ['var_bounds', 'backends', 'device_checks', 'unsupported_dtypes', 'ALIASES', 'default_device', 'exec_rules', 'buffer_makers', 'writers', 'rng_hooks', 'capturing', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker', 'sym_bounds', 'Sym', 'interpret', 'is_dtype_supported', 'compute', 'UPat', 'PatternMatcher', 'graph_rewrite']
+__all__ = ['var_bounds', 'backends', 'device_checks', 'unsupported_dtypes', 'ALIASES', 'default_device', 'exec_rules', 'buffer_makers', 'writers', 'rng_hooks', 'capturing', 'Ops', 'GroupOp', 'Buffer', 'UOpMeta', 'UOp', 'strides_for', 'View', 'ShapeTracker', 'sym_bounds', 'Sym', 'interpret', 'is_dtype_supported', 'compute', 'UPat', 'PatternMatcher', 'graph_rewrite', 'kernel_name', 'kept_outputs']
 
 # %% ../nbs/00_uop.ipynb #e83d9316
 class Ops(Enum):
@@ -355,3 +355,15 @@ def graph_rewrite(root:UOp, pm:PatternMatcher) -> UOp:
         return out
     for u in root.toposort: rw(u)
     return memo[root]
+
+# %% ../nbs/03_schedule.ipynb #98e3521a
+def kernel_name(ast:UOp) -> str:
+    "A short name in tinygrad's style: `E_` for elementwise, `r_` with a reduce, then the output shape."
+    shape = ast.src[0].arg.shape if ast.op is Ops.SINK else ast.shape
+    return ("r_" if any(u.op is Ops.REDUCE for u in ast.toposort) else "E_") + "_".join(map(str, shape or (1,)))
+
+# %% ../nbs/03_schedule.ipynb #819108d8
+def kept_outputs(ast:UOp) -> list[int]:
+    """The outputs kernel `ast` writes in place, by number: an `ASSIGN`'s, whose STORE has a third source, its offset
+    (see below)."""
+    return [i for i, st in enumerate(ast.src) if len(st.src) > 2] if ast.op is Ops.SINK else []

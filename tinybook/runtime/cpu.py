@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from ..helpers import patch_to, getenv, replacing, cache_dir, host_lanes
 from typing import Callable
 from ..dtype import dtypes, bf16_to_f32
-from ..uop import UOp, Ops
-from ..schedule import kernel_name, run_kernel
+from ..uop import UOp, Ops, kernel_name
+from ..schedule import run_kernel
 from ..codegen import Kernel, Opt, hand_coded_opts, kernel_ops
 from ..renderer import CRenderer, outer_loop
 from ..device import Allocator, Compiler, CompiledDevice, CompiledKernel, Device
