@@ -6,9 +6,10 @@
 from __future__ import annotations
 import os, math, struct, reprlib, numpy as np
 from typing import NamedTuple
+from ..helpers import replacing
 from ..dtype import dtypes
 from ..tensor import Tensor
-import tinybook.ops, tinybook.schedule, tinybook.device  # noqa: F401, E401 (Tensor API, its kernels, DISK device)
+import tinybook.ops, tinybook.device  # noqa: F401, E401 (the Tensor API with its writes in place, the DISK device)
 
 # %% auto #0
 __all__ = ['VALUE_FMT', 'MAX_NEST', 'GGML_TYPES', 'GGML_OTHER', 'NATIVE', 'DEQUANT', 'SUB', 'GGUFError', 'GGUFTensor',
@@ -132,7 +133,7 @@ def gguf_write(path:str, meta:dict, tensors:dict, align:int=32) -> None:
         head += [_pack(8, k), struct.pack(f"<I{len(shape)}QIQ", len(shape), *reversed(shape), t, len(data))]
         data += raw
     head = b"".join(head)
-    with open(path, "wb") as f: f.write(head + b"\0" * (-len(head) % align) + data)
+    with replacing(path) as f: f.write(head + b"\0" * (-len(head) % align) + data)  # a new file: maps of the old stay
 
 # %% ../../nbs/09_llm.ipynb #0e626000
 def quantize(x, t:int) -> bytes:
