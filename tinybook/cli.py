@@ -10,7 +10,7 @@ import argparse, tempfile, importlib.util, numpy as np
 from .dtype import dtypes
 from .uop import UOp, Ops, Buffer, compute, _dev
 from .device import Device
-from .llm.model import llm_commands
+from .llm.model import llm_commands  # with 09c's `serve` and 09d's `bench`: the package imports every chapter
 
 # %% ../nbs/11_cli.ipynb #8201e2bd
 def check_device(name:str) -> str:
