@@ -14,5 +14,5 @@ setup(
                                                                   'webgpu': c['webgpu_requirements'].split(), 'bench': c['bench_requirements'].split(),
                                                                   'llm': c['llm_requirements'].split(), 'model': c['model_requirements'].split(),
                                                                   'onnx': c['onnx_requirements'].split()},
-    entry_points={'nbdev': ['tinybook=tinybook._modidx:d'], 'console_scripts': ['tinybook=tinybook.device:main']},
+    entry_points={'nbdev': ['tinybook=tinybook._modidx:d'], 'console_scripts': ['tinybook=tinybook.cli:main']},
     classifiers=['Programming Language :: Python :: 3'])

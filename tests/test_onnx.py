@@ -29,7 +29,7 @@ def test_cli_bad_files(tmp_path):
     for name, want in (("junk.onnx", "cannot load the model: DecodeError"), ("invalid.onnx", "invalid ONNX model"),
                        ("sub/out.onnx", "points outside the directory"), ("none.onnx", "No such file"),
                        ("junk.npz", "pickled")):  # a compiled program numpy cannot read
-        cmd = [sys.executable, "-c", "from tinybook.device import main; main()", "onnx", "run", str(tmp_path / name)]
+        cmd = [sys.executable, "-c", "from tinybook.cli import main; main()", "onnx", "run", str(tmp_path / name)]
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
         assert (r.returncode, r.stdout, len(r.stderr.strip().splitlines())) == (1, "", 1), (name, r.stderr)
         assert r.stderr.startswith("tinybook onnx run: ") and want in r.stderr, (name, r.stderr)

@@ -16,7 +16,7 @@ def served(tmp_path_factory):
 def _served(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("serve") / "tiny.gguf"); random_llama(path, ctx=1024)
     with socket.socket() as s: s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
-    cmd = [sys.executable, "-c", "from tinybook.device import main; main()", "llm", "serve", path, "--port", str(port), "--api-key", KEY, "--ctx", str(CTX)]
+    cmd = [sys.executable, "-c", "from tinybook.cli import main; main()", "llm", "serve", path, "--port", str(port), "--api-key", KEY, "--ctx", str(CTX)]
     proc, url = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), f"http://127.0.0.1:{port}"
     try:
         for _ in range(1200):

@@ -4,7 +4,7 @@ fresh process's zeroed memory would hide it (issue 20/27: a padded constant, a s
 import numpy as np, pytest, torch
 import torch.nn.functional as F
 from tinybook import Tensor
-from tinybook.device import check_device
+from tinybook.cli import check_device
 
 def tpad(x, p):  # tinybook's pad takes (before, after) per axis from the first; torch's from the last axis, flat
     return x.pad(p) if isinstance(x, Tensor) else F.pad(x, [n for ba in reversed(p) for n in ba])

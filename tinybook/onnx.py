@@ -11,14 +11,15 @@ from onnx import helper, numpy_helper
 from google.protobuf.message import DecodeError
 from .helpers import getenv, patch_to
 from .dtype import dtypes
-from .uop import capturing
+from .uop import capturing, kernel_name
 from .tensor import Tensor, _axis
-from .device import commands, compiled_kernels, kernel_name
+from .device import compiled_kernels
 from .jit import TinyJit, CapturedJit, JitError, load_jit
 
 # %% auto #0
-__all__ = ['DTYPES', 'MAX_BYTES', 'OPS', 'UNARY', 'BINARY', 'ACTS', 'REDUCE', 'WINDOWS', 'OnnxError', 'op', 'ints', 'opt',
-           'OnnxRunner', 'BackendRep', 'Backend', 'node_tests', 'random_inputs', 'compile_onnx', 'run_program']
+__all__ = ['DTYPES', 'MAX_BYTES', 'OPS', 'UNARY', 'BINARY', 'ACTS', 'REDUCE', 'WINDOWS', 'onnx_command', 'OnnxError', 'op',
+           'ints', 'opt', 'OnnxRunner', 'BackendRep', 'Backend', 'node_tests', 'random_inputs', 'compile_onnx',
+           'run_program']
 
 # %% ../nbs/10_onnx.ipynb #571c6fd8
 class OnnxError(ValueError):
@@ -1009,6 +1010,6 @@ def _onnx_run(a) -> None:
         print(f"{k}: {y.shape} {y.dtype}{diff}{'' if same else '  MISMATCH'}"); bad += [k] * (not same)
         if a.save: np.save(f"{a.save}/{k}.npy", y)
     if bad: raise SystemExit(f"tinybook onnx run: {len(bad)} output(s) differ from onnxruntime: {', '.join(bad)}")
-commands["onnx"] = ("ONNX models (the [onnx] extra): tinybook onnx run MODEL|PROGRAM --input NAME=FILE.npy [--check] "
-                    "[--save DIR]; tinybook onnx compile MODEL PROGRAM [--max-kernels N] [--max-image-reads N]",
-                    _onnx_args, lambda a: (_onnx_compile if a.onnx == "compile" else _onnx_run)(a))
+# `tinybook onnx`, as 11's `commands` holds a command: (help, a function adding its arguments, one running it)
+onnx_command = ("run an ONNX model, or compile it into a saved program (the [onnx] extra)", _onnx_args,
+                lambda a: (_onnx_compile if a.onnx == "compile" else _onnx_run)(a))

@@ -12,7 +12,6 @@ from ..tensor import Tensor
 from ..jit import Variable, TinyJit
 from .gguf import gguf_tensors, gguf_write, gguf_get, quantize, dequantize, qlinear, GGUFError
 from .gguf import NATIVE, GGML_TYPES
-from ..device import commands
 
 # %% auto #0
 __all__ = ['ARCHS', 'NORM_TYPES', 'ASCII_VOCAB', 'MODELS', 'llm_commands', 'Config', 'check_weights', 'GGUFLinear', 'Transformer',
@@ -348,15 +347,10 @@ def _talk(a, chat:bool) -> None:
     while (line := ask()) not in ("", "/bye"):
         msgs.append({"role": "user", "content": line})
         msgs.append({"role": "assistant", "content": run(tok.chat(msgs))}); print()
-# `tinybook llm NAME`: (help, a function adding its arguments, one running it); 09c adds `serve`
+# `tinybook llm NAME` (11): (help, a function adding its arguments, one running it); 09c adds `serve`, 09d `bench`
 llm_commands: dict[str, tuple] = {
     "generate": ("continue a prompt, streaming the text", lambda c: model_args(c) or c.add_argument("prompt"),
                  lambda a: _run(a, False)),
     "chat": ("a conversation on the terminal", model_args, lambda a: _run(a, True)),
     "models": ("the built-in models and where their files come from", lambda c: None,
                lambda a: [print(f"{n:<12} {how if pkg else 'downloads ' + how}") for n, (pkg, how) in MODELS.items()])}
-def _llm_args(p) -> None:
-    sub = p.add_subparsers(dest="llm", required=True)
-    for name, (help, setup, _) in llm_commands.items(): setup(sub.add_parser(name, help=help))
-commands["llm"] = ("run an LLM from a GGUF file: generate, chat, serve, models", _llm_args,
-                   lambda a: llm_commands[a.llm][2](a))
