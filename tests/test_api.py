@@ -86,3 +86,30 @@ def test_uint64_bits():
     for op in ("__and__", "__or__", "__xor__"):
         assert getattr(Tensor(a), op)(Tensor(b)).numpy().tolist() == getattr(a, op)(b).tolist(), op
         assert getattr(Tensor(a), op)(2**63 + 3).numpy().tolist() == getattr(a, op)(np.uint64(2**63 + 3)).tolist(), op
+
+INPLACE = [("+", [1., 2.], 1), ("-", [1., 2.], [3., 4.]), ("*", [1., 2.], 2.5), ("/", [1., 2.], 4), ("//", [5, -7], 2),
+           ("**", [1., 2.], 2), ("&", [5, 6], 3), ("|", [5, 6], 3), ("^", [5, 6], 3), ("<<", [5, 6], 2), (">>", [5, 6], 1),
+           ("@", [[1., 2.], [3., 4.]], [[1., 0.], [1., 1.]]), ("%", [5, 6], 4), ("/", [1, 2], 2), ("+", [1, 2], 1.5),
+           ("@", [[1., 2., 3.]], [[1.], [1.], [1.]]), ("+", [1., 2.], [[1.], [2.]])]
+
+def inplace(T, op, x, y):
+    "`t op= y` with T the Tensor class: what another reference to `t` then holds, or the exception's type."
+    t = T(x); ref = t
+    try: exec(f"t {op}= y", {}, {"t": t, "y": T(y) if isinstance(y, list) else y})
+    except Exception as e: return type(e)
+    return ref.numpy().tolist()
+
+@pytest.mark.parametrize("k", range(len(INPLACE)))
+def test_inplace(k):
+    "In-place operators assign, as tinygrad's: another reference sees the new value (`%=` rebinds); the same refusals."
+    assert inplace(Tensor, *INPLACE[k]) == inplace(tinygrad.Tensor, *INPLACE[k])
+
+@pytest.mark.parametrize("ix", [[(0, 1), (2, 0)], [[0, 1], [2, 0]], [(0, 1)], [0, 1], [(0, 1), slice(1, 3)]])
+def test_list_index(ix):
+    "A list holding more than ints is a tuple, one index per axis, as tinygrad reads it: reading and writing."
+    for real in (False, True):  # a realized tensor is written in place (03)
+        ours, theirs = Tensor.arange(12).reshape(3, 4), tinygrad.Tensor.arange(12).reshape(3, 4)
+        assert ours[ix].numpy().tolist() == theirs[ix].numpy().tolist()
+        if real: ours.realize()
+        ours[ix] = -1; theirs[ix] = -1
+        assert ours.numpy().tolist() == theirs.numpy().tolist()

@@ -1137,6 +1137,7 @@ def _scatter_index(self, idx, v:Tensor) -> Tensor:
 @patch_to(Tensor)
 def __setitem__(self, idx, v) -> None:
     "Assign `v` (broadcast) to `self[idx]`: the tensor now refers to the new value (or 03's `writers` write in place)."
+    idx = self._index_tuple(idx)
     if any(w(self, idx, v) for w in writers.values()): return
     var_slice = lambda i: isinstance(i, slice) and (isinstance(i.start, Tensor) or isinstance(i.stop, (Tensor, Sym)))
     if any(var_slice(i) for i in argfix(idx)):

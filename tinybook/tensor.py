@@ -462,11 +462,14 @@ def _stride(self, d:int, s:int) -> Tensor:
 
 # %% ../nbs/00_tensor.ipynb #9ab33bec
 @patch_to(Tensor)
+def _index_tuple(self, idx) -> tuple:
+    "`idx` as a tuple, an entry per axis; so is a list holding more than ints, as in tinygrad and torch."
+    many = isinstance(idx, tuple) or isinstance(idx, list) and not all(isinstance(i, (int, np.integer)) for i in idx)
+    return tuple(idx) if many else (idx,)
+@patch_to(Tensor)
 def _index_plan(self, idx):
     "Parse a numpy-style index into per-axis flips, (begin, end) ranges and steps, the result shape and tensor indices."
-    # a list holding more than ints is a tuple, one index per axis: tinygrad's, torch's reading of x[[(0, 1), (2, 0)]]
-    many = isinstance(idx, tuple) or isinstance(idx, list) and not all(isinstance(i, (int, np.integer)) for i in idx)
-    idx = tuple(idx) if many else (idx,)
+    idx = self._index_tuple(idx)
     if sum(i is Ellipsis for i in idx) > 1: raise IndexError("an index can only have one ellipsis (...)")
     used = sum(i is not None and i is not Ellipsis for i in idx)
     if used > self.ndim: raise IndexError(f"too many indices: {used} for a tensor with {self.ndim} dimensions")
