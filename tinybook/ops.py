@@ -384,8 +384,9 @@ def minimum(self, y) -> Tensor:
 def clip(self, min_=None, max_=None) -> Tensor:
     "Limit values to [`min_`, `max_`] (either may be None); at a bound the gradient is `self`'s, as torch's."
     if min_ is None and max_ is None: raise RuntimeError("clip: at least one of min_ and max_ must be given")
-    x = self if min_ is None else (lambda x, lo: (x < lo).where(lo, x))(*self._broadcasted(min_))
-    return x if max_ is None else (lambda x, hi: (x > hi).where(hi, x))(*x._broadcasted(max_))
+    past = lambda x, b, out: (out(x, b) | b.isnan()).where(b, x)  # a NaN bound gives NaN, as torch's
+    x = self if min_ is None else past(*self._broadcasted(min_), Tensor.__lt__)
+    return x if max_ is None else past(*x._broadcasted(max_), Tensor.__gt__)
 Tensor.clamp = Tensor.clip
 
 # %% ../nbs/01_ops.ipynb #2724b700
