@@ -63,6 +63,9 @@ REFUSALS = [  # (call with T the Tensor class, the types test/test_ops.py in tin
     (lambda T: T.ones(2, 8, 4, 8).scaled_dot_product_attention(T.ones(2, 8, 4, 8), T.ones(2, 8, 4, 8), is_causal=True, attn_mask=T.ones(2, 8, 4, 4)), R),
     (lambda T: T.ones(32, 10).cross_entropy(T.ones(32, 1)), (AssertionError, R)), (lambda T: T.ones(32, 10).cross_entropy(T.ones(32, 10), reduction="typo"), V),
     (lambda T: T.ones(32, 10).nll_loss(T([1] * 32), reduction="typo"), V), (lambda T: T.ones(4).masked_select(T([1, 0, 1, 0])), R),
+    # in-place operators assign: the result keeps the dtype and broadcasts to the shape; a comparison has no gradient
+    (lambda T: T([1, 2]).__itruediv__(2), R), (lambda T: T([1, 2]).__iadd__(1.5), R),
+    (lambda T: T([1.0, 2.0]).__iadd__(T([[1.0], [2.0]])), V), (lambda T: (T([1.0, 2.0]) < 1).sum().gradient(T([1.0])), R),
 ]
 
 @pytest.mark.parametrize("k", range(len(REFUSALS)))
@@ -70,3 +73,43 @@ def test_refusal_types(k):
     call, expected = REFUSALS[k]
     for T in (tinygrad.Tensor, Tensor):  # tinygrad first: the expectation is tinygrad's, not only ours
         with pytest.raises(expected): getattr(r := call(T), "realize", lambda: r)()  # tinygrad checks some dtypes when it compiles
+
+@pytest.mark.parametrize("args", [(5,), (5.0,), (0, 5, 0.5), (1, 4.0), (0, -3, -1), (True,)])
+def test_arange_dtype(args):
+    "arange's dtype from its arguments is tinygrad's: its default int (int32; torch's would be int64) or float."
+    ours, theirs = Tensor.arange(*args).numpy(), tinygrad.Tensor.arange(*args).numpy()
+    assert (ours.dtype, ours.tolist()) == (theirs.dtype, theirs.tolist())
+
+def test_uint64_bits():
+    "`&`, `|`, `^` on uint64 values past 2**63 (tensor and Python-int operands), as numpy."
+    a, b = np.array([2**63 + 5, 2**64 - 1, 7], np.uint64), np.array([2**63 + 3, 2**63, 2**64 - 2], np.uint64)
+    for op in ("__and__", "__or__", "__xor__"):
+        assert getattr(Tensor(a), op)(Tensor(b)).numpy().tolist() == getattr(a, op)(b).tolist(), op
+        assert getattr(Tensor(a), op)(2**63 + 3).numpy().tolist() == getattr(a, op)(np.uint64(2**63 + 3)).tolist(), op
+
+INPLACE = [("+", [1., 2.], 1), ("-", [1., 2.], [3., 4.]), ("*", [1., 2.], 2.5), ("/", [1., 2.], 4), ("//", [5, -7], 2),
+           ("**", [1., 2.], 2), ("&", [5, 6], 3), ("|", [5, 6], 3), ("^", [5, 6], 3), ("<<", [5, 6], 2), (">>", [5, 6], 1),
+           ("@", [[1., 2.], [3., 4.]], [[1., 0.], [1., 1.]]), ("%", [5, 6], 4), ("/", [1, 2], 2), ("+", [1, 2], 1.5),
+           ("@", [[1., 2., 3.]], [[1.], [1.], [1.]]), ("+", [1., 2.], [[1.], [2.]])]
+
+def inplace(T, op, x, y):
+    "`t op= y` with T the Tensor class: what another reference to `t` then holds, or the exception's type."
+    t = T(x); ref = t
+    try: exec(f"t {op}= y", {}, {"t": t, "y": T(y) if isinstance(y, list) else y})
+    except Exception as e: return type(e)
+    return ref.numpy().tolist()
+
+@pytest.mark.parametrize("k", range(len(INPLACE)))
+def test_inplace(k):
+    "In-place operators assign, as tinygrad's: another reference sees the new value (`%=` rebinds); the same refusals."
+    assert inplace(Tensor, *INPLACE[k]) == inplace(tinygrad.Tensor, *INPLACE[k])
+
+@pytest.mark.parametrize("ix", [[(0, 1), (2, 0)], [[0, 1], [2, 0]], [(0, 1)], [0, 1], [(0, 1), slice(1, 3)]])
+def test_list_index(ix):
+    "A list holding more than ints is a tuple, one index per axis, as tinygrad reads it: reading and writing."
+    for real in (False, True):  # a realized tensor is written in place (03)
+        ours, theirs = Tensor.arange(12).reshape(3, 4), tinygrad.Tensor.arange(12).reshape(3, 4)
+        assert ours[ix].numpy().tolist() == theirs[ix].numpy().tolist()
+        if real: ours.realize()
+        ours[ix] = -1; theirs[ix] = -1
+        assert ours.numpy().tolist() == theirs.numpy().tolist()

@@ -62,6 +62,8 @@ def compute_gradient(root:UOp, root_grad:Tensor, targets:list[UOp]) -> dict[UOp,
 @patch_to(Tensor)
 def gradient(self, *targets:Tensor, gradient:Tensor|None=None, materialize_grads=False) -> list[Tensor|None]:
     "Gradients of this tensor with respect to `targets` (a scalar, unless `gradient` seeds a non-scalar)."
+    if not all(dtypes.is_float(t.dtype) for t in (self, *targets)):  # a comparison's result has none, as in tinygrad
+        raise RuntimeError(f"only float Tensors have gradient: of {self.dtype} by {[t.dtype for t in targets]}")
     if gradient is None:
         if self.shape != ():
             raise ValueError(f"gradient of a tensor of shape {self.shape} needs a `gradient` argument "

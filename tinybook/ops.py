@@ -199,7 +199,8 @@ def _pow(self, y, reverse=False) -> Tensor:
     int_y = not reverse and isinstance(y, (int, float)) and not isinstance(y, bool)
     if int_y and float(y).is_integer() and abs(y) < 2 ** 31:
         sq = self if isinstance(y, int) else self._float()
-        acc, k = sq.ones_like(), abs(int(y))
+        # x ** 0 reads x (in a where that is 1 either way), so x gets torch's zero gradient
+        acc, k = sq.ones_like() if y else (sq < 0).where(1, sq.ones_like()), abs(int(y))
         while k:
             if k & 1: acc = acc * sq
             k >>= 1; sq = sq * sq if k else sq
@@ -352,7 +353,7 @@ def _round(self) -> Tensor:
 @patch_to(Tensor, "abs")
 def _abs(self) -> Tensor:
     if self.dtype is dtypes.bool or dtypes.is_unsigned(self.dtype): return self
-    return (self < 0).where(-self, self)
+    return self * self.sign()  # its gradient, sign(x), is 0 at 0 as torch's
 @patch_to(Tensor)
 def sign(self) -> Tensor:
     return self if self.dtype is dtypes.bool else (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype)
@@ -381,10 +382,11 @@ def minimum(self, y) -> Tensor:
     return -((-x).maximum(-y)) if dtypes.is_float(x.dtype) else (x < y).where(x, y)
 @patch_to(Tensor)
 def clip(self, min_=None, max_=None) -> Tensor:
-    "Limit values to [`min_`, `max_`] (either may be None)."
+    "Limit values to [`min_`, `max_`] (either may be None); at a bound the gradient is `self`'s, as torch's."
     if min_ is None and max_ is None: raise RuntimeError("clip: at least one of min_ and max_ must be given")
-    x = self if min_ is None else self.maximum(min_)
-    return x if max_ is None else x.minimum(max_)
+    past = lambda x, b, out: (out(x, b) | b.isnan()).where(b, x)  # a NaN bound gives NaN, as torch's
+    x = self if min_ is None else past(*self._broadcasted(min_), Tensor.__lt__)
+    return x if max_ is None else past(*x._broadcasted(max_), Tensor.__gt__)
 Tensor.clamp = Tensor.clip
 
 # %% ../nbs/01_ops.ipynb #2724b700
@@ -647,7 +649,7 @@ def cumsum(self, axis=0) -> Tensor:
 @patch_to(Tensor)
 def cumprod(self, axis:int) -> Tensor:
     "Running product along `axis`."
-    return self._scan(axis, 1, Tensor.prod)
+    return self._scan(axis, 1, lambda x, a: x.prod(a).contiguous())  # a kernel each: fused, the blocks nest
 @patch_to(Tensor)
 def logcumsumexp(self, axis=0) -> Tensor:
     "Running `logsumexp` along `axis`."
@@ -1029,7 +1031,7 @@ def roll(self, shifts, dims=None) -> Tensor:
     x = self
     for s, d in zip(ss, ds):
         d = _axis(d, x.ndim); n = x.shape[d]
-        if (s := s % n): x = x._shrink_axis(d, n - s, n).cat(x._shrink_axis(d, 0, n - s), dim=d)
+        if n and (s := s % n): x = x._shrink_axis(d, n - s, n).cat(x._shrink_axis(d, 0, n - s), dim=d)
     return x
 @patch_to(Tensor)
 def repeat_interleave(self, repeats:int, dim=None) -> Tensor:
@@ -1136,6 +1138,7 @@ def _scatter_index(self, idx, v:Tensor) -> Tensor:
 @patch_to(Tensor)
 def __setitem__(self, idx, v) -> None:
     "Assign `v` (broadcast) to `self[idx]`: the tensor now refers to the new value (or 03's `writers` write in place)."
+    idx = self._index_tuple(idx)
     if any(w(self, idx, v) for w in writers.values()): return
     var_slice = lambda i: isinstance(i, slice) and (isinstance(i.start, Tensor) or isinstance(i.stop, (Tensor, Sym)))
     if any(var_slice(i) for i in argfix(idx)):
@@ -1213,6 +1216,9 @@ def _scatter(self, dim:int, index:Tensor, src, reduce:str, include_self=True) ->
        any(i > s or (k != d and i > x) for k, (i, s, x) in enumerate(zip(index.shape, src.shape, self.shape))):
         raise RuntimeError(f"scatter: index {index.shape} ({index.dtype}) does not fit "
                            f"self {self.shape} and src {src.shape} along dim {dim}")
+    if index.numel() and ((h := index.numpy()) < 0).any() | (h >= self.shape[d]).any():  # torch reads it too
+        raise RuntimeError(f"scatter: index {h[(h < 0) | (h >= self.shape[d])][0]} is out of bounds for dimension {d} "
+                           f"with size {self.shape[d]}")
     x, idx = self.transpose(d, -1), index.transpose(d, -1)  # (..., S) and (..., K): `dim` last
     val = src.shrink(tuple((0, i) for i in index.shape)).transpose(d, -1).cast(self.dtype)
     # pad index's block up to self's leading shape (the last two axes stay)

@@ -462,9 +462,14 @@ def _stride(self, d:int, s:int) -> Tensor:
 
 # %% ../nbs/00_tensor.ipynb #9ab33bec
 @patch_to(Tensor)
+def _index_tuple(self, idx) -> tuple:
+    "`idx` as a tuple, an entry per axis; so is a list holding more than ints, as in tinygrad and torch."
+    many = isinstance(idx, tuple) or isinstance(idx, list) and not all(isinstance(i, (int, np.integer)) for i in idx)
+    return tuple(idx) if many else (idx,)
+@patch_to(Tensor)
 def _index_plan(self, idx):
     "Parse a numpy-style index into per-axis flips, (begin, end) ranges and steps, the result shape and tensor indices."
-    idx = idx if isinstance(idx, tuple) else (idx,)
+    idx = self._index_tuple(idx)
     if sum(i is Ellipsis for i in idx) > 1: raise IndexError("an index can only have one ellipsis (...)")
     used = sum(i is not None and i is not Ellipsis for i in idx)
     if used > self.ndim: raise IndexError(f"too many indices: {used} for a tensor with {self.ndim} dimensions")
@@ -490,7 +495,7 @@ def _index_plan(self, idx):
         elif _idx_int(i):
             if not -n <= i < n: raise IndexError(f"index {i} is out of range for dimension {d} with size {n}")
             ranges.append((int(i) % n, int(i) % n + 1)); steps.append(1)
-        else: raise TypeError(f"invalid index {i!r}: use ints, slices, None, ..., or integer tensors")
+        else: raise IndexError(f"invalid index {i!r}: use ints, slices, None, ..., or integer tensors")
         d += 1
     return flips, ranges, steps, tuple(shape), tix
 

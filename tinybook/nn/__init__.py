@@ -18,10 +18,11 @@ __all__ = ['BatchNorm1d', 'BatchNorm2d', 'Linear', 'Conv2d', 'ConvTranspose2d', 
 # %% ../../nbs/02a_nn.ipynb #2f0c02f5
 @patch_to(Tensor)
 def assign(self, x) -> Tensor:
-    "Give this tensor the value `x` (same shape, dtype, device; a Python number is broadcast)."
+    "Give this tensor the value `x` (same dtype and device, broadcast to its shape as tinygrad's)."
     x = x if isinstance(x, Tensor) else Tensor.full(self.shape, x, self.dtype, self.device)
-    if (x.shape, x.dtype, x.device) != (self.shape, self.dtype, self.device):
-        raise ValueError(f"assign: value is {x.shape} {x.dtype} on {x.device}, "
+    x = x if x.shape == self.shape else x.expand(self.shape)  # ValueError if it can't, as tinygrad
+    if (x.dtype, x.device) != (self.dtype, self.device):  # tinygrad's RuntimeError
+        raise RuntimeError(f"assign: value is {x.shape} {x.dtype} on {x.device}, "
                          f"the tensor is {self.shape} {self.dtype} on {self.device}")
     for c in capturing: c.on_assign(self)  # 08's TinyJit notes the tensor's buffer before (its state)
     # a view of part of a buffer: 03's writer writes it in place
@@ -32,6 +33,11 @@ def linear(self, weight:Tensor, bias:Tensor|None=None) -> Tensor:
     "`self @ weight + bias` (`weight` is (in, out); a 1-d weight scales elementwise), as tinygrad's."
     x = self * weight if weight.ndim == 1 else self @ weight
     return x if bias is None else x + bias
+
+# %% ../../nbs/02a_nn.ipynb #328c170f
+for _op in ("add", "sub", "mul", "truediv", "floordiv", "pow", "and", "or", "xor", "lshift", "rshift", "matmul"):
+    setattr(Tensor, f"__i{_op}__", (lambda f: lambda self, y: self.assign(f(self, y)))(getattr(Tensor, f"__{_op}__")))
+
 
 # %% ../../nbs/02a_nn.ipynb #ce8d84ab
 def _filled(v, *shape) -> Tensor: return Tensor.full(shape, v).realize()  # a buffer of its own for every weight
