@@ -231,7 +231,8 @@ def pad(self, padding, mode:str="constant", value=0.0) -> Tensor:
 @patch_to(Tensor)
 def pad_to(self, shape, *args, value=0) -> Tensor:
     "Pad each axis at its end up to `shape` (None: keep the axis), with `value`."
-    if len(new := argfix(shape, *args)) != self.ndim: raise ValueError(f"pad_to: {new} for a tensor of shape {self.shape}")
+    if len(new := argfix(shape, *args)) != self.ndim:
+        raise ValueError(f"pad_to: {new} for a tensor of shape {self.shape}")
     return self.pad(tuple((0, 0 if n is None else n - s) for s, n in zip(self.shape, new)), value=value)
 @patch_to(Tensor)
 def shrink_to(self, shape, *args) -> Tensor:
