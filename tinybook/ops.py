@@ -555,8 +555,11 @@ def isfinite(self) -> Tensor: return (self.isinf() | self.isnan()).logical_not()
 # %% ../nbs/01_ops.ipynb #e47a5e77
 ASIN_COEF = [1.5707963050, -0.2145988016, 0.0889789874, -0.0501743046, 0.0308918810, -0.0170881256, 0.0066700901,
              -0.0012624911]  # A&S 4.4.46, low degree first
+def _asin01(a:Tensor) -> Tensor: return math.pi / 2 - (1.0 - a).sqrt() * _horner(a, ASIN_COEF)  # for a in [0, 1]
 @patch_to(Tensor)
-def asin(self) -> Tensor: return self.sign() * (math.pi / 2 - (1 - (a := self.abs())).sqrt() * _horner(a, ASIN_COEF))
+def asin(self) -> Tensor:
+    "Odd by a `where`, and x itself at 0: asin(±0) = ±0 and asin'(0) = 1 exactly."
+    return self.eq(0).where(self, (self < 0).where(-_asin01(-self), _asin01(self)))
 @patch_to(Tensor)
 def acos(self) -> Tensor: return math.pi / 2 - self.asin()
 @patch_to(Tensor)
