@@ -9,6 +9,29 @@ asinh acosh atanh logaddexp logsigmoid logcumsumexp cumprod cummax cummin std_me
 hardsigmoid hardtanh nll_loss max_unpool2d kaiming_uniform kaiming_normal glorot_uniform scaled_uniform gelu max_pool2d isinf
 lshift rshift bitwise_not erf pad sort argsort topk multinomial scatter scatter_reduce interpolate""".split()
 
+# tinygrad 0.14's public Tensor names that tinybook leaves out on purpose, each with why
+LEFT_OUT = {
+    "shard": "multi-device: a tinybook tensor lives on one device", "shard_": "multi-device, in place",
+    "shard_like": "multi-device, like another tensor",
+    "decode_hevc_frame": "a hardware video decoder (tinygrad's NV HEVC engine)",
+    "image_conv2d": "conv2d rewritten for Adreno texture (IMAGE) buffers; tinybook's backends have none, conv2d is the value",
+    "image_dot": "dot through image_conv2d, for the same IMAGE buffers",
+    "call": "applies one of tinygrad's CALL UOp functions; tinybook's graph has no CALL op",
+    "callify": "turns tinygrad's pending graph into CALL UOps",
+    "custom_kernel": "a kernel written in tinygrad's UOps; tinybook's kernels come from its own codegen (04)",
+    "linear_with_vars": "tinygrad's LINEAR schedule UOp and its variables; tinybook's schedule (03) is its own",
+    "schedule_linear": "tinygrad's LINEAR schedule UOp",
+    "as_param": "a PARAM slot of tinygrad's function capture; tinybook's TinyJit (08) has no parameter slots",
+    "is_param": "marks a PARAM of tinygrad's function capture", "is_param_": "sets is_param",
+}
+
+def test_every_tinygrad_name():
+    "Every public name of tinygrad's Tensor is tinybook's (on the class or on an instance), or left out with a reason."
+    theirs, t = {n for n in dir(tinygrad.Tensor) if not n.startswith("_")}, Tensor([1.0])
+    ours = {n for n in theirs if hasattr(Tensor, n) or hasattr(t, n)}
+    assert not (missing := sorted(theirs - ours - LEFT_OUT.keys())), f"tinygrad's Tensor has {missing}, tinybook's lacks them"
+    assert not (stale := sorted(LEFT_OUT.keys() - (theirs - ours))), f"LEFT_OUT names {stale}, which tinybook has or tinygrad lacks"
+
 def params(f) -> list:
     "Each parameter's name, default and kind (a `**kwargs` by kind only: its name is nobody's business)."
     return [(p.name if p.kind is not p.VAR_KEYWORD else "**", p.default, p.kind) for p in inspect.signature(f).parameters.values()]

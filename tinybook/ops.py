@@ -12,7 +12,7 @@ from .uop import UOp, Ops, GroupOp, exec_rules, writers, Sym, UPat, PatternMatch
 from .tensor import Tensor, _axis, _py_dtype, _idx_int, _rg, arange_args
 
 # %% auto #0
-__all__ = ['primitives', 'symbolic_simple', 'ERF_COEF', 'SCAN_BLOCK', 'SCATTER_REDUCE', 'broadcast_shape', 'resize_matrix', 'write_view', 'in_place', 'write_into', 'write_in_place']
+__all__ = ['primitives', 'symbolic_simple', 'KECCAK_ROT', 'KECCAK_PI', 'KECCAK_RC', 'KECCAK_CFG', 'ERF_COEF', 'ASIN_COEF', 'SCAN_BLOCK', 'SCATTER_REDUCE', 'broadcast_shape', 'resize_matrix', 'write_view', 'in_place', 'write_into', 'write_in_place']
 
 # %% ../nbs/01_ops.ipynb #608d0432
 def _c_idiv(a, b):
@@ -277,6 +277,78 @@ Tensor.bitwise_and, Tensor.bitwise_or, Tensor.bitwise_xor = Tensor.__and__, Tens
 Tensor.lshift = lambda self, x, reverse=False: self._bitop(Ops.SHL, x, reverse)
 Tensor.rshift = lambda self, x, reverse=False: self._bitop(Ops.SHR, x, reverse)
 
+# %% ../nbs/01_ops.ipynb #c1f0fa5b
+from .tensor import THREEFRY_ROT
+
+# %% ../nbs/01_ops.ipynb #66133313
+@patch_to(Tensor)
+def threefry(self, seed:Tensor) -> Tensor:
+    "Threefry-2x32-20 of uint64 counters `self` under uint64 key `seed`, as 00's `threefry2x32` computes it."
+    lo = lambda t: t.cast(dtypes.uint32)
+    ks = [lo(seed), lo(seed >> 32)]; ks.append(ks[0] ^ ks[1] ^ 0x1BD11BDA)
+    x = [lo(self) + ks[0], lo(self >> 32) + ks[1]]
+    for i in range(5):
+        for r in THREEFRY_ROT[4 * (i % 2):4 * (i % 2) + 4]:
+            x = [(s := x[0] + x[1]), s ^ ((x[1] << r) | (x[1] >> (32 - r)))]
+        # a kernel per round: 04's lowering walks a graph as a tree, and each step uses both words twice
+        x = [(x[0] + ks[(i + 1) % 3]).contiguous(), (x[1] + ks[(i + 2) % 3] + (i + 1)).contiguous()]
+    return (x[1].cast(dtypes.uint64) << 32) | x[0].cast(dtypes.uint64)
+def _threefry_bits(key:Tensor, lo:Tensor, hi:Tensor) -> Tensor:
+    u64 = lambda t: t.cast(dtypes.uint64)
+    x = ((u64(hi) << 32) | u64(lo)).threefry((u64(key[1]) << 32) | u64(key[0]))
+    return x.cast(dtypes.uint32).cat((x >> 32).cast(dtypes.uint32))
+@patch_to(Tensor)
+@staticmethod
+def random_bits(key:Tensor, counter:Tensor, num:int) -> Tensor:
+    "`num` random uint32 words from uint32 `key` (2,) and `counter` (2,), as tinygrad's (for `num` < 2**32 - 1)."
+    if not 0 <= num < 2 ** 32 - 1: raise ValueError(f"random_bits: num must be in [0, 2**32 - 1), got {num}")
+    c = Tensor.arange(h := (num + 1) // 2, dtype=dtypes.uint32, device=key.device)
+    return _threefry_bits(_threefry_bits(key, counter[0:1], counter[1:2]), c, c + h)[:num]
+
+# %% ../nbs/01_ops.ipynb #1ff92b63
+KECCAK_ROT = [44, 43, 21, 14, 28, 20, 3, 45, 61, 1, 6, 25, 8, 18, 27, 36, 10, 15, 56, 62, 55, 39, 41, 2]  # ρ
+KECCAK_PI = [0, 6, 12, 18, 24, 3, 9, 10, 16, 22, 1, 7, 13, 19, 20, 4, 5, 11, 17, 23, 2, 8, 14, 15, 21]  # π
+KECCAK_RC = [1, 0x8082, 0x800000000000808a, 0x8000000080008000, 0x808b, 0x80000001, 0x8000000080008081,
+             0x8000000000008009, 0x8a, 0x88, 0x80008009, 0x8000000a, 0x8000808b, 0x800000000000008b, 0x8000000000008089,
+             0x8000000000008003, 0x8000000000008002, 0x8000000000000080, 0x800a, 0x800000008000000a, 0x8000000080008081,
+             0x8000000000008080, 0x80000001, 0x8000000080008008]  # ι
+KECCAK_CFG = {"sha3_224": (144, 6), "sha3_256": (136, 6), "shake_128": (168, 31)}  # (rate in bytes, domain byte)
+@patch_to(Tensor)
+def keccak(self, cfg:str|tuple="sha3_256") -> Tensor:
+    "Keccak of the last axis' bytes: `cfg` 'sha3_224', 'sha3_256', 'shake_128' (16 bytes out) or (rate, domain byte)."
+    u64 = lambda l: Tensor(np.array(l, np.uint64), self.device)
+    rate, dsbyte = KECCAK_CFG[cfg] if isinstance(cfg, str) else cfg
+    data = (d := self.bitcast(dtypes.uint8)).reshape(math.prod(d.shape[:-1]), d.shape[-1])  # tinygrad: uint8 only
+    pad = np.zeros(rate - data.shape[-1] % rate, np.uint8); pad[0] ^= dsbyte; pad[-1] ^= 0x80  # SHA-3's pad10*1
+    data = data.cat(Tensor(pad, self.device).expand(data.shape[0], len(pad)), dim=1)
+    bs, nb = data.shape[0], data.shape[1] // rate
+    data = data.reshape(bs, nb, rate).pad_to(None, None, 200).reshape(bs, nb * 200).bitcast(dtypes.uint64)
+    data = data.reshape(bs, nb, 25)
+    rl, rr = u64([1] + [1 << v for v in KECCAK_ROT]), u64([1] + [1 << (64 - v) for v in KECCAK_ROT])
+    pi = Tensor(KECCAK_PI, self.device)
+    state = Tensor.zeros(bs, 25, dtype=dtypes.uint64, device=self.device)
+    for k in range(nb):
+        state = state ^ data[:, k]
+        for i in range(24):
+            p = state.reshape(bs, 5, 5).transpose(2, 1)
+            t1 = (p[:, :, 0] ^ p[:, :, 1] ^ p[:, :, 2] ^ p[:, :, 3] ^ p[:, :, 4]).roll(-1, 1)
+            t1 = (t1.roll(2, 1) ^ (t1 << 1) ^ (t1 >> 63)).unsqueeze(2).expand(bs, 5, 5)
+            state = state ^ t1.transpose(2, 1).flatten(1)  # θ
+            state = ((state[:, pi] * rl) | (state[:, pi] // rr)).reshape(bs, 5, 5)  # ρ and π
+            state = (state ^ (~state.roll(-1, 2) & state.roll(-2, 2))).flatten(1)  # χ
+            state = (state ^ u64([KECCAK_RC[i]] + [0] * 24)).contiguous()  # ι
+    return state.bitcast(dtypes.uint8)[:, :(200 - rate) // 2].reshape(*self.shape[:-1], (200 - rate) // 2)
+@patch_to(Tensor)
+def _hash_1mb(self) -> Tensor:
+    return self.reshape(-1, 4096).keccak("shake_128").reshape(self.shape[0], -1).keccak("shake_128")
+@patch_to(Tensor)
+def hash(self) -> Tensor:
+    "tinygrad's 16-byte hash of the tensor's bytes."
+    data = self.flatten().bitcast(dtypes.uint8); chunks = -(-data.shape[0] // 2 ** 20)
+    while chunks > 1:
+        data, chunks = data.pad_to(chunks * 2 ** 20).reshape(chunks, 2 ** 20)._hash_1mb().flatten(), -(-chunks // 65536)
+    return data.pad_to(2 ** 20).unsqueeze(0)._hash_1mb().flatten()[:16]
+
 # %% ../nbs/01_ops.ipynb #dc36f6c3
 @patch_to(Tensor)
 def where(self, x, y) -> Tensor:
@@ -298,6 +370,19 @@ def sequential(self, fs:list) -> Tensor: return functools.reduce(lambda x, f: f(
 def contiguous(self) -> Tensor:
     "This value in a buffer of its own: the identity to the interpreter, a kernel boundary to 03's scheduler."
     return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+
+# %% ../nbs/01_ops.ipynb #89a8ddf2
+@patch_to(Tensor)
+def alu(self, op:Ops, *src:Tensor) -> Tensor:
+    return self._apply(op, *src, dtype=dtypes.bool if op in (Ops.CMPLT, Ops.CMPNE) else None)
+@patch_to(Tensor)
+def ufix(self, x) -> Tensor: return x if isinstance(x, Tensor) else Tensor(x, self.device, _weak_dtype(x, self.dtype))
+@patch_to(Tensor)
+def usum(self, *uops) -> Tensor: return sum(argfix(*uops), self)
+@patch_to(Tensor)
+def uprod(self, *uops) -> Tensor: return math.prod(argfix(*uops), start=self)
+@patch_to(Tensor)
+def contiguous_backward(self) -> Tensor: return self
 
 # %% ../nbs/01_ops.ipynb #7e5acbc4
 @patch_to(Tensor)
@@ -469,6 +554,22 @@ def log10(self) -> Tensor: return self.log2() * math.log10(2)
 @patch_to(Tensor)
 def isfinite(self) -> Tensor: return (self.isinf() | self.isnan()).logical_not()
 
+# %% ../nbs/01_ops.ipynb #e47a5e77
+ASIN_COEF = [1.5707963050, -0.2145988016, 0.0889789874, -0.0501743046, 0.0308918810, -0.0170881256, 0.0066700901,
+             -0.0012624911]  # A&S 4.4.46, low degree first
+def _asin01(a:Tensor) -> Tensor: return math.pi / 2 - (1.0 - a).sqrt() * _horner(a, ASIN_COEF)  # for a in [0, 1]
+@patch_to(Tensor)
+def asin(self) -> Tensor:
+    "Odd by a `where`, and x itself at 0: asin(±0) = ±0 and asin'(0) = 1 exactly."
+    return self.eq(0).where(self, (self < 0).where(-_asin01(-self), _asin01(self)))
+@patch_to(Tensor)
+def acos(self) -> Tensor: return math.pi / 2 - self.asin()
+@patch_to(Tensor)
+def atan(self) -> Tensor:
+    z, y = self.clip(-1, 1), self.abs().maximum(1)  # the two branches' ranges
+    big = self.sign() * (math.pi / 2 - (1 + y.square()).sqrt().reciprocal().asin())
+    return (self.abs() <= 1).where((z / (1 + z.square()).sqrt()).asin(), big)
+
 # %% ../nbs/01_ops.ipynb #4f99f467
 @patch_to(Tensor)
 def selu(self, alpha=1.67326, gamma=1.0507) -> Tensor: return gamma * self.elu(alpha)
@@ -502,6 +603,17 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
     close = self.eq(other) | ((self - other).abs() <= atol + rtol * (other.abs() if t else abs(other)))
     if not equal_nan: return close
     return close | (self.isnan() & (other.isnan() if t else math.isnan(other)))
+
+# %% ../nbs/01_ops.ipynb #3e57d74c
+@patch_to(Tensor)
+def copysign(self, other) -> Tensor:
+    a, b = self._broadcasted(other)
+    return ((b < 0) | (b.reciprocal() < 0)).where(-(mag := a.abs()), mag)
+@patch_to(Tensor)
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    return self.isclose(other, rtol=rtol, atol=atol, equal_nan=equal_nan).all()
+@patch_to(Tensor)
+def celu(self, alpha=1.0) -> Tensor: return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
 
 # %% ../nbs/01_ops.ipynb #9f98841e
 def _axes(axis, ndim:int) -> tuple:
@@ -695,6 +807,21 @@ def _diagonal(self, a:int, b:int) -> Tensor:
     x = self.permute(rest + [a, b]).flatten(-2).pad((0, n))
     return x.unflatten(-1, (n, n + 1))[..., 0]
 
+# %% ../nbs/01_ops.ipynb #39ca9454
+@patch_to(Tensor)
+def diagonal(self, offset:int=0, dim1:int=0, dim2:int=1) -> Tensor:
+    d1, d2 = _axis(dim1, self.ndim), _axis(dim2, self.ndim)
+    if d1 == d2: raise RuntimeError("diagonal: dim1 and dim2 must differ")
+    x = self.permute(*[i for i in range(self.ndim) if i not in (d1, d2)], d1, d2)
+    x = x[..., max(-offset, 0):, max(offset, 0):]
+    x = x[..., :(n := min(x.shape[-2:])), :n]
+    return x._diagonal(x.ndim - 2, x.ndim - 1)
+@patch_to(Tensor)
+def diag(self) -> Tensor:
+    "The square matrix with this vector on its diagonal."
+    if self.ndim != 1: raise ValueError(f"diag: expected a 1-d tensor, got {self.ndim}-d")
+    return self.unsqueeze(-1).pad_to((None, (n := self.shape[0]) + 1)).flatten().shrink_to((n * n,)).reshape(n, n)
+
 # %% ../nbs/01_ops.ipynb #5a4be094
 @patch_to(Tensor)
 @staticmethod
@@ -725,6 +852,72 @@ def einsum(formula:str, *operands, dtype=None) -> Tensor:
         xs.append(t.reshape(tuple(t.shape[sorted(s).index(c)] if c in s else 1 for c in letters)))
     out = functools.reduce(Tensor.mul, xs).sum(tuple(i for i, c in enumerate(letters) if c not in rhs), dtype=dtype)
     return out.permute([sorted(rhs).index(c) for c in rhs])
+
+# %% ../nbs/01_ops.ipynb #ea0ad547
+@patch_to(Tensor)
+def qr(self) -> tuple[Tensor, Tensor]:
+    "Q (orthogonal) and R (upper triangular) with Q @ R = self, by Householder reflections."
+    if self.ndim < 2: raise ValueError(f"qr: expected at least 2 dimensions, got {self.ndim}")
+    b, m, n = self.shape[:-2], self.shape[-2], self.shape[-1]
+    R, Q = self, Tensor.eye(m, dtype=self.dtype, device=self.device).expand(*b, m, m)
+    idx = Tensor.arange(m, device=self.device)
+    for i in range(min(m, n)):
+        at_i, x = idx.eq(i), (idx >= i).where(R[..., :, i], 0)  # column i from row i down
+        norm, x0 = x.square().sum(-1, keepdim=True).sqrt(), at_i.where(x, 0).sum(-1, keepdim=True)
+        sgn, active = x0.ne(0).where(x0.sign(), 1), norm.ne(0)
+        u0 = x0 + sgn * norm
+        v = (at_i.where(u0, x) / active.where(u0, 1)).unsqueeze(-1)  # the reflector, v[i] = 1
+        w = active.where(sgn * u0 / active.where(norm, 1), 0).unsqueeze(-1) * v
+        R, Q = R - w @ (v.transpose(-2, -1) @ R), Q - (Q @ v) @ w.transpose(-2, -1)
+    return Q, R
+@patch_to(Tensor)
+def newton_schulz(self, steps:int, params:tuple, eps:float=1.0e-7) -> Tensor:
+    "`steps` iterations of the odd polynomial with coefficients `params` on self scaled to norm 1."
+    if self.ndim < 2: raise ValueError(f"newton_schulz: expected at least 2 dimensions, got {self.ndim}")
+    if self.shape[-2] > self.shape[-1]:  # tall: the wide transpose's, transposed back
+        return self.transpose(-2, -1).newton_schulz(steps, params, eps).transpose(-2, -1)
+    G = self / (self.square().sum(axis=(-2, -1), keepdim=True).sqrt() + eps)
+    for _ in range(steps):
+        GGt = G @ G.transpose(-2, -1)
+        G = sum(p * functools.reduce(lambda x, _: GGt @ x, range(i), G) for i, p in enumerate(params))  # p_i (GGᵀ)^i G
+    return G
+
+# %% ../nbs/01_ops.ipynb #f8695137
+def _jacobi_round(U:Tensor, V:Tensor, perm:Tensor, eye:Tensor) -> tuple:
+    "One round of one-sided Jacobi: rotate the column pairs (perm[k], perm[h+k]) of U (and V) to be orthogonal."
+    num, h, b = U.shape[-1], U.shape[-1] // 2, U.shape[:-2]
+    P = Tensor.arange(num, device=U.device).unsqueeze(1).eq(perm.unsqueeze(0)).cast(U.dtype)[..., :2 * h]  # selectors
+    Ul, Ur = (U @ P).split(h, -1)
+    gamma, alpha, beta = (Ul * Ur).sum(-2, True), Ul.square().sum(-2, True), Ur.square().sum(-2, True)
+    rot = gamma.ne(0)
+    tau = (beta - alpha) / (2 * rot.where(gamma, 1))
+    t = rot.where(tau.ne(0).where(tau.sign(), 1) / (tau.abs() + (1 + tau.square()).sqrt()), 0)
+    c = (1 + t.square()).sqrt().reciprocal(); s = c * t
+    Mi, Mj = P.transpose(-2, -1).split(h, -2)  # (h, num) each
+    cc, ss = (c - 1).reshape(*b, h, 1, 1), s.reshape(*b, h, 1, 1)
+    mi, mj = Mi.unsqueeze(-1), Mj.unsqueeze(-1)
+    mit, mjt = mi.transpose(-2, -1), mj.transpose(-2, -1)
+    R = eye + (cc * (mi * mit + mj * mjt) + ss * (mi * mjt - mj * mit)).sum(-3)  # identity + each pair's 2x2 rotation
+    nxt = (perm - 1) % num if num % 2 else perm[0:1].cat((perm[1:] - 2) % (num - 1) + 1)
+    return (U @ R).contiguous(), (V @ R).contiguous(), nxt
+@patch_to(Tensor)
+def svd(self, full_matrices=True) -> tuple:
+    "U, S, Vh with U @ diag(S) @ Vh = self: QR first, then 4·n rounds of Jacobi rotations on R (tinygrad's)."
+    if self.ndim < 2: raise ValueError(f"svd: expected at least 2 dimensions, got {self.ndim}")
+    b, m, n = self.shape[:-2], self.shape[-2], self.shape[-1]
+    Q, R = (self if m >= n else self.transpose(-2, -1)).qr()
+    num, qn = min(m, n), max(m, n)
+    eye = lambda k: Tensor.eye(k, dtype=self.dtype, device=self.device).expand(*b, k, k)
+    ar = Tensor.arange(num, device=self.device)
+    U, V, perm = R[..., :num, :num], eye(num), ar[:num // 2].cat(ar[num // 2:].flip(0))  # round-robin pairs
+    for _ in range(4 * num if num > 1 else 0): U, V, perm = _jacobi_round(U, V, perm, eye(num))  # 1 column: done
+    S, idx = U.square().sum(-2).sqrt().sort(dim=-1, descending=True)
+    idx = idx.unsqueeze(-2).expand(*b, num, num)
+    U, V = U.gather(-1, idx) / S.ne(0).where(S, 1).unsqueeze(-2), V.gather(-1, idx)
+    pad = (None,) * len(b) + ((0, qn - num), (0, qn - num))
+    U = Q @ (U.pad(pad) + eye(qn) - eye(num).pad(pad))  # U in the top-left block of the identity
+    if not full_matrices: U = U[..., :num]
+    return (U, S, V.transpose(-2, -1)) if m >= n else (V, S, U.transpose(-2, -1))
 
 # %% ../nbs/01_ops.ipynb #a3afd5d2
 def _tuple(x, n:int) -> tuple: return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
@@ -961,6 +1154,13 @@ def binary_crossentropy(self, Y:Tensor, reduction="mean") -> Tensor:
     "Binary cross entropy of probabilities against targets `Y` (logs clamped at -100, as torch)."
     return (-(Y * self.log().maximum(-100) + (1 - Y) * (1 - self).log().maximum(-100)))._reduction(reduction)
 
+# %% ../nbs/01_ops.ipynb #4b64bcac
+@patch_to(Tensor)
+def binary_crossentropy_logits(self, Y:Tensor, reduction="mean", pos_weight:Tensor|None=None) -> Tensor:
+    "Binary cross entropy of logits against targets `Y`, positives weighed by `pos_weight`."
+    lp, lq = self.logsigmoid(), (-self).logsigmoid()
+    return (-((1 if pos_weight is None else pos_weight) * Y * lp + (1 - Y) * lq))._reduction(reduction)
+
 # %% ../nbs/01_ops.ipynb #b2fba613
 @patch_to(Tensor)
 def cat(self, *args:Tensor, dim=0) -> Tensor:
@@ -1048,6 +1248,40 @@ def var_mean(self, axis=None, keepdim=False, correction=1) -> tuple:
 @patch_to(Tensor)
 def std_mean(self, axis=None, keepdim=False, correction=1) -> tuple:
     return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
+
+# %% ../nbs/01_ops.ipynb #ffec9a15
+def _einops_side(s:str) -> tuple[list, list]:
+    "The axis names of one side of an einops formula, and the (start, end) name positions of each `( )` group."
+    toks = f" {s} ".replace("…", "...").replace("(", " ( ").replace(")", " ) ").replace(" ", "  ")
+    toks = toks.replace(" 1 ", " ( ) ").split()  # `1`: an empty group
+    lp, rp = [i for i, t in enumerate(toks) if t == "("], [i for i, t in enumerate(toks) if t == ")"]
+    if len(lp) != len(rp) or any(not a < b < c for a, b, c in zip(lp, rp, lp[1:] + [len(toks)])):
+        raise ValueError(f"rearrange: unbalanced brackets in {s!r}")
+    return [t for t in toks if t not in "()"], [(a - 2 * i, b - 1 - 2 * i) for i, (a, b) in enumerate(zip(lp, rp))]
+@patch_to(Tensor)
+def rearrange(self, formula:str, **sizes) -> Tensor:
+    "Regroup and reorder axes by an einops `formula` such as 'b (h w) c -> b c h w' (`sizes`: e.g. h=4)."
+    def need(ok, msg):
+        if not ok: raise ValueError(f"rearrange: {msg} in {formula!r}")
+    need(formula.count("->") == 1, 'need exactly one "->"')
+    (lhs, unflat), (rhs, flat) = map(_einops_side, formula.split("->"))
+    need(all(k in lhs for k in sizes), f"sizes {list(sizes)} name axes not on the left")
+    need(sorted(lhs) == sorted(rhs) and len(lhs) == len(set(lhs)), "the two sides must name the same axes once")
+    need(all(k == "..." or (k.isidentifier() and "_" not in (k[0], k[-1])) for k in lhs), "an axis name is invalid")
+    need("..." not in sum((lhs[s:e] for s, e in unflat), []), "'...' may not be grouped on the left")
+    if "..." in lhs:  # name the axes it stands for
+        n = self.ndim - len(lhs) + 1 + sum(e - s - 1 for s, e in unflat)
+        at = lambda side, i: i + (n - 1 if "...0" in side[:i] else 0)
+        lhs, rhs = (l[:(i := l.index("..."))] + [f"...{j}" for j in range(n)] + l[i + 1:] for l in (lhs, rhs))
+        unflat, flat = [(at(lhs, s), at(lhs, e)) for s, e in unflat], [(at(rhs, s), at(rhs, e)) for s, e in flat]
+    t = self
+    for s, e in unflat:  # a group's unknown size from its axis (zero elements would leave it undetermined)
+        ks = [sizes.get(lhs[i], -1) for i in range(s, e)]; known = math.prod(k for k in ks if k != -1)
+        t = t.unflatten(s, tuple(t.shape[s] // max(known, 1) if k == -1 else k for k in ks))
+    need(len(lhs) == t.ndim and all(sizes.get(k, d) == d for k, d in zip(lhs, t.shape)), f"{self.shape} doesn't fit")
+    t = t.permute([lhs.index(k) for k in rhs])
+    for s, e in reversed(flat): t = t.flatten(s, e - 1) if s < e else t.unsqueeze(s)
+    return t
 
 # %% ../nbs/01_ops.ipynb #c8d9e0f1
 @patch_to(Tensor)
@@ -1202,6 +1436,12 @@ def multinomial(self, num_samples=1, replacement=False) -> Tensor:
         out = (cdf.unsqueeze(1) <= u).sum(2).minimum(w.shape[1] - 1).cast(dtypes.int32)
     else: out = (w.log() - (-Tensor.rand(*w.shape, device=self.device).log()).log()).topk(num_samples, 1)[1]
     return out if self.ndim == 2 else out.reshape(num_samples)
+
+# %% ../nbs/01_ops.ipynb #34deb3de
+@patch_to(Tensor)
+@staticmethod
+def randperm(n:int, device=None, dtype=dtypes.int32, **kwargs) -> Tensor:
+    return Tensor.rand(n, device=device, **kwargs).argsort().cast(dtype)
 
 # %% ../nbs/01_ops.ipynb #ce6a9ec1
 # each reduce: (over the sources, with self, the identity for a dtype)

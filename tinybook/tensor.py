@@ -68,6 +68,16 @@ class Tensor:
     def __bool__(self): raise TypeError("the truth value of a Tensor is ambiguous; use .item() or .numpy()")
     def __repr__(self): return f"<Tensor shape={self.shape} dtype={self.dtype} device={self.device}>"
 
+# %% ../nbs/00_tensor.ipynb #2792e1b5
+@patch_to(Tensor)
+def size(self, dim:int|None=None): return self.shape if dim is None else self.shape[dim]
+@patch_to(Tensor)
+def element_size(self) -> int: return self.dtype.itemsize
+@patch_to(Tensor)
+def nbytes(self) -> int: return self.numel() * self.element_size()
+@patch_to(Tensor)
+def is_floating_point(self) -> bool: return dtypes.is_float(self.dtype)
+
 # %% ../nbs/00_tensor.ipynb #ca089a3b
 @patch_to(Tensor)
 def realize(self, *lst:Tensor) -> Tensor:
@@ -102,6 +112,13 @@ def item(self):
     "The value of a one-element tensor as a Python scalar."
     if self.numel() != 1: raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
     return self.numpy().reshape(()).item()
+
+# %% ../nbs/00_tensor.ipynb #8c9dc250
+@patch_to(Tensor)
+def data(self) -> memoryview:
+    "The value as a `memoryview` of the tensor's shape, as tinygrad's `data()`."
+    if self.dtype is dtypes.bfloat16: raise TypeError("data: bfloat16 has no memoryview format; use numpy()")
+    return memoryview(np.array(self.numpy(), order="C"))
 
 # %% ../nbs/00_tensor.ipynb #1df4cffd
 @patch_to(Tensor)
@@ -210,6 +227,18 @@ def pad(self, padding, mode:str="constant", value=0.0) -> Tensor:
         raise ValueError(f"pad: a Sym size {self.shape} stays unpadded")
     return x._mop(Ops.PAD, arg) if value == 0 else x._pad_value(arg, value)  # a nonzero value needs WHERE (01_ops)
 
+# %% ../nbs/00_tensor.ipynb #b6d62003
+@patch_to(Tensor)
+def pad_to(self, shape, *args, value=0) -> Tensor:
+    "Pad each axis at its end up to `shape` (None: keep the axis), with `value`."
+    if len(new := argfix(shape, *args)) != self.ndim:
+        raise ValueError(f"pad_to: {new} for a tensor of shape {self.shape}")
+    return self.pad(tuple((0, 0 if n is None else n - s) for s, n in zip(self.shape, new)), value=value)
+@patch_to(Tensor)
+def shrink_to(self, shape, *args) -> Tensor:
+    "Keep the first `shape[i]` elements of each axis i (None: all of them)."
+    return self.shrink(tuple(None if n is None else (0, n) for n in argfix(shape, *args)))
+
 # %% ../nbs/00_tensor.ipynb #f4c7a8d0
 @patch_to(Tensor)
 def transpose(self, dim0=1, dim1=0) -> Tensor:
@@ -306,6 +335,34 @@ def ones_like(self, **kw) -> Tensor: return self.full_like(1, **kw)
 def empty_like(self, dtype=None, device=None, requires_grad=None) -> Tensor:
     return Tensor.empty(self.shape, dtype=dtype or self.dtype, device=device or self.device,
                         requires_grad=requires_grad)
+
+# %% ../nbs/00_tensor.ipynb #1f36dd1b
+import ctypes, gzip, urllib.request
+
+# %% ../nbs/00_tensor.ipynb #12564b3f
+@patch_to(Tensor)
+@staticmethod
+def from_blob(ptr:int, shape:tuple, dtype=None, device=None, requires_grad=None) -> Tensor:
+    "A tensor of `shape` over the host memory at address `ptr`, not copied and not owned."
+    dtype, n = to_dtype(dtype or dtypes.default_float), math.prod(shape)
+    a = np.ctypeslib.as_array((ctypes.c_char * (n * dtype.itemsize)).from_address(ptr)).view(dtype.np)
+    return _rg(Tensor(UOp.new_buffer(_dev(device), n, dtype, a)).reshape(shape), requires_grad)
+@patch_to(Tensor)
+@staticmethod
+def from_url(url:str, gunzip:bool=False, **kwargs) -> Tensor:
+    "The bytes at `url` (gunzipped if `gunzip`) as a uint8 tensor."
+    with urllib.request.urlopen(url) as f: data = f.read()
+    return Tensor(np.frombuffer(gzip.decompress(data) if gunzip else data, np.uint8), **kwargs)
+
+# %% ../nbs/00_tensor.ipynb #93e62c17
+@patch_to(Tensor)
+@staticmethod
+def const(b, dtype=None) -> Tensor: return Tensor(list(b) if isinstance(b, tuple) else b, dtype=dtype)
+@patch_to(Tensor)
+def const_like(self, b, dtype=None) -> Tensor: return self.full_like(b, dtype=dtype)
+@patch_to(Tensor)
+@staticmethod
+def invalids(*shape, device=None, dtype=None) -> Tensor: return Tensor.empty(*shape, dtype=dtype, device=device)
 
 # %% ../nbs/00_tensor.ipynb #241309fc
 @patch_to(Tensor)
@@ -509,6 +566,11 @@ def __getitem__(self, idx) -> Tensor:
     x = x.reshape(shape)
     return x._index_tensors(tix) if tix else x
 
+# %% ../nbs/00_tensor.ipynb #e03d9158
+Tensor.max_shape = property(lambda self: tuple(int(s) for s in self.shape))
+@patch_to(Tensor)
+def max_numel(self) -> int: return math.prod(self.max_shape)
+
 # %% ../nbs/00_tensor.ipynb #45f9844d
 @patch_to(Tensor)
 def to(self, device:str) -> Tensor:
@@ -516,6 +578,18 @@ def to(self, device:str) -> Tensor:
     device = _dev(device)
     if device == self.device: return self
     return Tensor(UOp(Ops.COPY, _held(self.dtype, device), (UOp(Ops.DEVICE, arg=device), self.uop)))
+
+# %% ../nbs/00_tensor.ipynb #5feb8092
+@patch_to(Tensor)
+def replace(self, x:Tensor) -> Tensor:
+    "Point this tensor at `x`'s graph (same shape; dtype and device may differ); return self."
+    if self.shape != x.shape: raise RuntimeError(f"replace: shape {x.shape} is not this tensor's {self.shape}")
+    self.uop = x.uop; return self
+@patch_to(Tensor)
+def to_(self, device:str) -> Tensor:
+    "Move this tensor and its gradient to `device`, in place."
+    if self.grad is not None: self.grad.replace(self.grad.to(device))
+    return self.replace(self.to(device))
 
 # %% ../nbs/00_tensor.ipynb #31ef794d
 @patch_to(Sym)
