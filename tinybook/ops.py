@@ -448,8 +448,9 @@ def gelu(self, approximate="tanh") -> Tensor:
     return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
 @patch_to(Tensor)
 def softplus(self, beta=1.0) -> Tensor:
-    x = self._float() * beta
-    return (1 / beta) * (x.relu() + (1 + (-x.abs()).exp()).log())
+    "log(1 + e^(beta·x)) / beta as max(x, 0) + log(1 + e^-|x|), both halves split at the same x (gradient 1/2 at 0)."
+    x = self._float() * beta; neg = x < 0
+    return (1 / beta) * (neg.where(0, x) + (1 + neg.where(x, -x).exp()).log())
 @patch_to(Tensor)
 def mish(self) -> Tensor: return self._float() * self.softplus().tanh()
 @patch_to(Tensor)
