@@ -34,6 +34,7 @@ grad_rules = {
     Ops.EXP2: lambda g, u: (g * Tensor(u) * math.log(2),), Ops.LOG2: lambda g, u: (g / (_src(u) * math.log(2)),),
     Ops.SIN: lambda g, u: (g * (math.pi / 2 - _src(u)).sin(),), Ops.SQRT: lambda g, u: (g / (2 * Tensor(u)),),
     Ops.RECIPROCAL: lambda g, u: (-g * Tensor(u) * Tensor(u),), Ops.MAX: _max_grad,
+    Ops.FDIV: lambda g, u: ((q := g / _src(u, 1)), -q * Tensor(u)),  # d(a/b) = da/b - (a/b)·db/b
     Ops.WHERE: lambda g, u: (None, _src(u).where(g, 0), _src(u).where(0, g)),
     Ops.MULACC: lambda g, u: (g * _src(u, 1), g * _src(u), g),
     Ops.CAST: lambda g, u: (g.cast(u.src[0].dtype),), Ops.REDUCE: _reduce_grad,

@@ -169,7 +169,7 @@ MAX_UPCAST = 64  # straight-line copies per loop trip, at most
 # %% ../nbs/04_codegen.ipynb #5f86c435
 VEC_OPS = {Ops.ADD, Ops.MUL, Ops.MAX, Ops.CMPLT, Ops.CMPNE, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR,  # lane-wise
            Ops.WHERE, Ops.NEG, Ops.RECIPROCAL, Ops.SQRT, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.TRUNC, Ops.MULACC, Ops.CAST,
-           Ops.BITCAST}
+           Ops.BITCAST, Ops.FDIV}
 NARROW = (dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16)  # moved in lanes of their width, computed in 32 bits
 def vectorizable(ast:UOp) -> str|None:
     """Why kernel `ast` can't run on 32-bit vector lanes (8- and 16-bit integers, half and bfloat16 loaded, stored and
@@ -722,6 +722,11 @@ def _transc(f):
     return lambda sup, x: (None if x.u.dtype not in FLOAT_FMT else f(x) if x.u.dtype in DECOMP_COEF else
                            f(x.cast(dtypes.float32)).cast(x.u.dtype))
 def _isf(x:_V) -> bool: return dtypes.is_float(x.u.dtype)
+def _fdiv(sup, a:_V, b:_V) -> _V|None:
+    "01's composition a·(1/b), rounded twice (in float32 for float16 and bfloat16: within their half ulp)."
+    d = a.u.dtype
+    if d in (dtypes.float32, dtypes.float64): return a * b.alu(Ops.RECIPROCAL)
+    return (a.cast(dtypes.float32) * b.cast(dtypes.float32).alu(Ops.RECIPROCAL)).cast(d) if _isf(a) else None
 def _cmpne(sup, a:_V, b:_V) -> _V:
     ne = (a < b) | (b < a)
     return ne | _isnan(a, sup) | _isnan(b, sup) if _isf(a) else ne
@@ -730,6 +735,7 @@ decompositions = {  # op -> fn(supported, *src as _V) -> _V, or None when the dt
     Ops.TRUNC: lambda sup, x: _trunc(x) if _isf(x) else x,
     # 01's a - b*IDIV(a, b), at b = 0 too
     Ops.MOD: lambda sup, a, b: a - a.alu(Ops.IDIV, b) * b if dtypes.is_int(a.u.dtype) else None,
+    Ops.FDIV: _fdiv,
     # b on a tie, as numpy float32 (0.0 vs -0.0)
     Ops.MAX: lambda sup, a, b: ((b < a) | _isnan(a, sup) if _isf(a) else b < a).where(a, b),
     Ops.CMPNE: _cmpne,

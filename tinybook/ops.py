@@ -25,6 +25,7 @@ primitives = {
     Ops.RECIPROCAL: ("float: 1/a; ±inf at ±0", lambda a: 1 / a), Ops.NEG: ("-a; integers wrap", np.negative),
     Ops.TRUNC: ("float: round toward zero", np.trunc),
     Ops.ADD: ("a + b; integers wrap", np.add), Ops.MUL: ("a * b; integers wrap", np.multiply),
+    Ops.FDIV: ("float: a / b correctly rounded; ±inf or NaN at b = 0", np.true_divide),
     Ops.IDIV: ("int: a / b truncated toward zero (C); b = 0 undefined", _c_idiv),
     Ops.MOD: ("int: a - b * IDIV(a, b), the sign of a (C %); b = 0 undefined", lambda a, b: a - b * _c_idiv(a, b)),
     Ops.MAX: ("the larger of a and b; NaN if either is NaN", np.maximum),
@@ -174,11 +175,11 @@ def div(self, y, reverse=False, rounding_mode=None) -> Tensor:
     if rounding_mode not in (None, "trunc", "floor"):
         raise RuntimeError(f"div: rounding_mode {rounding_mode!r} is not None, 'trunc' or 'floor'")
     x, y = (self if rounding_mode or dtypes.is_float(self.dtype) else self._float())._broadcasted(y, reverse)
-    if rounding_mode is None: return x * y.reciprocal()
+    if rounding_mode is None: return x._apply(Ops.FDIV, y)
     if dtypes.is_int(x.dtype):
         q = x._apply(Ops.IDIV, y)
         return q if rounding_mode == "trunc" else q - ((q * y).ne(x) & (x < 0).ne(y < 0)).cast(q.dtype)
-    q = (x * y.reciprocal()).floor()  # x·(1/y) can be off by an ulp, so fix the floor with the remainder
+    q = x._apply(Ops.FDIV, y).floor()  # x/y can round up to an integer, so fix the floor with the remainder
     q = ((x - q * y).ne(0) & ((x - q * y) < 0).ne(y < 0)).where(q - 1, q)
     q = ((x - q * y).abs() >= y.abs()).where(q + 1, q)
     return q if rounding_mode == "floor" else ((x - q * y).ne(0) & (x < 0).ne(y < 0)).where(q + 1, q)
@@ -186,7 +187,9 @@ def div(self, y, reverse=False, rounding_mode=None) -> Tensor:
 def mod(self, y, reverse=False) -> Tensor:
     "Python's `%`: the remainder with the sign of the divisor (torch.remainder)."
     x, y = self._broadcasted(y, reverse)
-    if not dtypes.is_int(x.dtype): return x - y * x.div(y, rounding_mode="floor")
+    if not dtypes.is_int(x.dtype):  # numpy's: fmod, moved to the divisor's sign; a zero takes the divisor's sign
+        r = x.fmod(y); r = (r.ne(0) & (r < 0).ne(y < 0)).where(r + y, r)
+        return r.eq(0).where((y < 0).where(-0.0, 0.0).cast(r.dtype), r)
     r = x._apply(Ops.MOD, y)
     return r + y * (r.ne(0) & (r < 0).ne(y < 0)).cast(r.dtype)
 
@@ -478,13 +481,18 @@ Tensor.clamp = Tensor.clip
 @patch_to(Tensor)
 def relu(self) -> Tensor: return (self > 0).where(self, 0)
 @patch_to(Tensor)
-def sigmoid(self) -> Tensor: return (1 + (-self._float()).exp()).reciprocal()
+def sigmoid(self) -> Tensor:
+    "1/(1 + e^-x) from e^-|x|, which never overflows: no inf forward, no 0·inf backward."
+    x = self._float(); neg = x < 0; e = neg.where(x, -x).exp()
+    return neg.where(e, 1) / (1 + e)
 @patch_to(Tensor)
 def tanh(self) -> Tensor: return 2.0 * (2.0 * self._float()).sigmoid() - 1.0
 @patch_to(Tensor)
 def leaky_relu(self, neg_slope=0.01) -> Tensor: return (self < 0).where(self * neg_slope, self._float())
 @patch_to(Tensor)
-def elu(self, alpha=1.0) -> Tensor: return (self > 0).where(self._float(), alpha * (self.exp() - 1))
+def elu(self, alpha=1.0) -> Tensor:
+    x = self._float(); pos = x > 0
+    return pos.where(x, alpha * (pos.where(0, x).exp() - 1))  # e^x only where x <= 0: no inf for the gradient
 @patch_to(Tensor)
 def silu(self) -> Tensor: return self._float() * self.sigmoid()
 
@@ -527,8 +535,9 @@ def gelu(self, approximate="tanh") -> Tensor:
     return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
 @patch_to(Tensor)
 def softplus(self, beta=1.0) -> Tensor:
-    x = self._float() * beta
-    return (1 / beta) * (x.relu() + (1 + (-x.abs()).exp()).log())
+    "log(1 + e^(beta·x)) / beta as max(x, 0) + log(1 + e^-|x|), both halves split at the same x (gradient 1/2 at 0)."
+    x = self._float() * beta; neg = x < 0
+    return (1 / beta) * (neg.where(0, x) + (1 + neg.where(x, -x).exp()).log())
 @patch_to(Tensor)
 def mish(self) -> Tensor: return self._float() * self.softplus().tanh()
 @patch_to(Tensor)
@@ -593,7 +602,10 @@ def logaddexp(self, other) -> Tensor: return Tensor.stack(*self._broadcasted(oth
 def fmod(self, x) -> Tensor:
     "The remainder with the dividend's sign, as C's fmod and torch's (`%` takes the divisor's)."
     if dtypes.is_float(self.dtype) or isinstance(x, float) or isinstance(x, Tensor) and dtypes.is_float(x.dtype):
-        return self - (self / x).trunc() * x
+        a, b = self._broadcasted(x); r = a - (a / b).trunc() * b
+        r = (r.ne(0) & (r < 0).ne(a < 0)).where(r + (a < 0).where(-b.abs(), b.abs()), r)  # a/b rounded up to an integer
+        r = (b.abs().eq(math.inf) & (a.abs() < math.inf)).where(a, r)  # a, not a - 0·inf
+        return r.eq(0).where(a * 0, r)  # a zero with the dividend's sign
     sx, ax = (x.sign(), x.abs()) if isinstance(x, Tensor) else ((x > 0) - (x < 0), abs(x))
     return self - (self.abs() // ax) * self.sign() * sx * x
 @patch_to(Tensor)

@@ -56,7 +56,7 @@ def c_alu(op:Ops, d:DType, a:list[str]) -> str:
     if op is Ops.BITCAST:
         return f"({{__typeof__({a[0]}) t = {a[0]}; {c_types[d]} b; __builtin_memcpy(&b, &t, sizeof(b)); b;}})"
     sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^",
-           Ops.SHL: "<<", Ops.SHR: ">>"}[op]
+           Ops.SHL: "<<", Ops.SHR: ">>", Ops.FDIV: "/"}[op]
     return f"({a[0]}{sym}{a[1]})"
 def c_index(u:UOp, const=c_const, vec:set=frozenset(), names:dict|None=None) -> str:
     """C for an index expression (constants printed by `const`, values computed before by their `names`: a gather's);
@@ -78,7 +78,8 @@ def c_bitcast_bf16(u:UOp, a:str) -> str:
 # %% ../nbs/04a_renderer.ipynb #b83dc856
 def vtype(d:DType) -> str: return "v" + c_types[dtypes.int32 if d is dtypes.bool else d]  # a bool lane: an int32 mask
 def vbroadcast(x:str, d:DType) -> str:
-    return f"(({vtype(d)}){{}}-(int32_t)({x}))" if d is dtypes.bool else f"(({vtype(d)}){{}}+({x}))"
+    # x - 0, not 0 + x: keeps -0.0
+    return f"(({vtype(d)}){{}}-(int32_t)({x}))" if d is dtypes.bool else f"(({x})-({vtype(d)}){{}})"
 def lane_values(lin:list[UOp]) -> tuple[UOp|None, set]:
     """The lanes of linear program `lin` (a `RANGE`, or None) and the UOps whose values differ between lanes
     (accumulators included)."""

@@ -25,7 +25,7 @@ class ScheduleItem:
     def __repr__(self): return f"<kernel {kernel_name(self.ast)} bufs={len(self.bufs)}>"
 
 # %% ../nbs/03_schedule.ipynb #53e36998
-UNSAFE_PAD = {Ops.EXP2, Ops.LOG2, Ops.RECIPROCAL, Ops.IDIV, Ops.MOD}
+UNSAFE_PAD = {Ops.EXP2, Ops.LOG2, Ops.RECIPROCAL, Ops.FDIV, Ops.IDIV, Ops.MOD}
 # a computed value a reduce reads this many times over (through a broadcast) gets a kernel of its own (not 0-d int32
 # index math)
 REUSE = 16

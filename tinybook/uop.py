@@ -20,7 +20,7 @@ class Ops(Enum):
     SINK, PARAM, VIEW, RANGE, ENDRANGE, DEFINE_ACC = auto(), auto(), auto(), auto(), auto(), auto()
     RESHAPE, PERMUTE, EXPAND, PAD, SHRINK, FLIP = auto(), auto(), auto(), auto(), auto(), auto()
     EXP2, LOG2, SIN, SQRT, RECIPROCAL, NEG, TRUNC = auto(), auto(), auto(), auto(), auto(), auto(), auto()
-    ADD, MUL, IDIV, MOD, MAX, CMPLT, CMPNE = auto(), auto(), auto(), auto(), auto(), auto(), auto()
+    ADD, MUL, FDIV, IDIV, MOD, MAX, CMPLT, CMPNE = auto(), auto(), auto(), auto(), auto(), auto(), auto(), auto()
     AND, OR, XOR, SHL, SHR = auto(), auto(), auto(), auto(), auto()
     WHERE, MULACC, CAST, BITCAST, LOAD, STORE, REDUCE = auto(), auto(), auto(), auto(), auto(), auto(), auto()
     def __repr__(self): return f"Ops.{self.name}"
@@ -28,7 +28,7 @@ class Ops(Enum):
 class GroupOp:
     Movement = {Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.PAD, Ops.SHRINK, Ops.FLIP}
     Unary = {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIPROCAL, Ops.NEG, Ops.TRUNC}
-    Binary = {Ops.ADD, Ops.MUL, Ops.IDIV, Ops.MOD, Ops.MAX, Ops.CMPLT, Ops.CMPNE,
+    Binary = {Ops.ADD, Ops.MUL, Ops.FDIV, Ops.IDIV, Ops.MOD, Ops.MAX, Ops.CMPLT, Ops.CMPNE,
               Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR}
     Ternary = {Ops.WHERE, Ops.MULACC}
     ALU = Unary | Binary | Ternary

@@ -90,7 +90,9 @@ class _MetalAllocator(Allocator):
 class _MetalProgram:
     def __init__(self, d:MetalDevice, name:str, lib:bytes):
         err, P = ctypes.c_void_p(), ctypes.POINTER(ctypes.c_void_p)
-        library = d.msg(d.dev, "newLibraryWithSource:options:error:", d.nsstring(lib.decode()), None, ctypes.byref(err),
+        opts = d.msg(d.objc.objc_getClass(b"MTLCompileOptions"), "new")  # fast math off: x / y correctly rounded
+        d.msg(opts, "setFastMathEnabled:", False, argtypes=(ctypes.c_bool,))
+        library = d.msg(d.dev, "newLibraryWithSource:options:error:", d.nsstring(lib.decode()), opts, ctypes.byref(err),
                         argtypes=(ctypes.c_void_p, ctypes.c_void_p, P))
         if not library: raise RuntimeError(f"compiling Metal kernel {name} failed:\n{d.error(err)}")
         fn = d.msg(library, "newFunctionWithName:", d.nsstring(name), argtypes=(ctypes.c_void_p,))
