@@ -424,7 +424,12 @@ def combos(self, t:str) -> list[dict]:
 # %% ../nbs/04_codegen.ipynb #7ebafbde
 @patch_to(Kernel)
 def lower(self, u:UOp, c:dict, loops:dict) -> UOp:
-    "AST node `u` with views as index expressions over `loops`, upcast axes at the values `c`."
+    "AST node `u` with views as index expressions over `loops`, upcast axes at the values `c`: each of them once."
+    key = (u, tuple(sorted(c.items())), tuple(loops.items()))  # a node many others read is lowered once, not per path
+    if key not in (memo := self.__dict__.setdefault("lowered_nodes", {})): memo[key] = self._lower(u, c, loops)
+    return memo[key]
+@patch_to(Kernel)
+def _lower(self, u:UOp, c:dict, loops:dict) -> UOp:
     if u.op in (Ops.LOAD, Ops.VIEW, Ops.STORE):
         i, valid = st_index(self.sts[u], [loops.get(a, sint(c.get(a, 0))) for a in range(len(self.full_shape))])
         if u.op is Ops.STORE:  # 03's in-place write adds its offset
