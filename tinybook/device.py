@@ -113,9 +113,10 @@ def kernel_mem(elems:tuple, bufs:list) -> int:
     return sum(min(b.size, n) * b.dtype.itemsize for b, n in zip(bufs, elems))
 
 # %% ../nbs/05_backends.ipynb #1924e3ad
-def count(dev:str, name:str, ops:int, mem:int, tm:float, src:str="", ast:UOp|None=None) -> None:
-    "Add a kernel run (`ops` operations, `mem` bytes, `tm` seconds) to `GlobalCounters`, and print it by `DEBUG` level."
-    GlobalCounters.kernel_count += 1; GlobalCounters.global_ops += ops
+def count(dev:str, name:str, ops:int, mem:int, tm:float, src:str="", ast:UOp|None=None, n:int=1) -> None:
+    ("Add a run of `n` kernels (`ops` operations, `mem` bytes, `tm` seconds; 08: a batch) to `GlobalCounters`, and "
+     "print it by `DEBUG` level.")
+    GlobalCounters.kernel_count += n; GlobalCounters.global_ops += ops
     GlobalCounters.global_mem += mem; GlobalCounters.time_sum_s += tm
     if (dbg := getenv("DEBUG")) >= 2:
         print(f"*** {dev:<6} {GlobalCounters.kernel_count:4d} {name:<24} tm {tm * 1e6:9.2f}us "

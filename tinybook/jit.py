@@ -6,14 +6,14 @@
 from __future__ import annotations
 import os, gc, json, time, weakref, functools, numpy as np
 from pathlib import Path
-from .helpers import patch_to, getenv, replacing
+from .helpers import patch_to, replacing
 from .dtype import to_dtype, cast_np
 from .uop import UOp, Ops, Buffer, Sym, rng_hooks, capturing, var_bounds, kernel_name, kept_outputs
 from .tensor import Tensor
 from .schedule import _reads_file
 from .ops import in_place
 from .runtime import cpu
-from .device import Device, CompiledKernel, device_alloc, device_empty, GlobalCounters, kernel_mem
+from .device import Device, CompiledKernel, device_alloc, device_empty, GlobalCounters, kernel_mem, count
 from .device import host_array, host_empty, compiled_kernels, kernel_key
 import tinybook.nn  # noqa: F401, Tensor.assign
 
@@ -75,14 +75,6 @@ def _same(a, b) -> bool:
     try: return type(a) is type(b) and bool(a == b)
     except Exception: return a is b
 
-# %% ../nbs/08_jit.ipynb #3aa93a75
-def _count(dev:str, n:int, ops:int, mem:int, tm:float) -> None:
-    "Add a batch of `n` kernels to `GlobalCounters` (`DEBUG=2` prints one line for the batch)."
-    GlobalCounters.kernel_count += n; GlobalCounters.global_ops += ops
-    GlobalCounters.global_mem += mem; GlobalCounters.time_sum_s += tm
-    if getenv("DEBUG") >= 2:
-        print(f"*** {dev:<6} {GlobalCounters.kernel_count:4d} {f'batch of {n} kernels':<24} tm {tm * 1e6:9.2f}us")
-
 # %% ../nbs/08_jit.ipynb #1a813964
 class _Batch:
     "Consecutive kernels on one device, launched by its `graph`: on the buffers in host memory, else on its own memory."
@@ -131,7 +123,8 @@ def __call__(self):
             o = device_empty(self.dev, b[s]); a.copy(o.mem, self.mem[s], self.nbytes(s))
             b[s].data, b[s].dev_mem = None, o
             if s in self.sent: self.sent[s] = (o, 0)  # written in place: this memory holds its value already
-    _count(self.dev.name, len(self.st["calls"]), self.st["ops"], self.st["mem"], time.perf_counter() - t0)
+    n = len(self.st["calls"])
+    count(self.dev.name, f"batch of {n} kernels", self.st["ops"], self.st["mem"], time.perf_counter() - t0, n=n)
 
 # %% ../nbs/08_jit.ipynb #7d3eb4ff
 def _node(b:Buffer, shape) -> UOp:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os, sys, math, time, ctypes, functools, shutil, signal, hashlib, warnings, subprocess, numpy as np
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Callable
 from concurrent.futures import ThreadPoolExecutor
 from ..helpers import patch_to, getenv, replacing, cache_dir, host_lanes
-from typing import Callable
 from ..dtype import dtypes, bf16_to_f32
 from ..uop import UOp, Ops, kernel_name
 from ..schedule import run_kernel
