@@ -91,13 +91,13 @@ def test_ground_floor(mod, allowed):
 
 def test_no_chapter_replaces():
     ("Importing the package runs every `patch_to` (00_helpers refuses a replacement by a package module); the one that "
-     "extends an earlier chapter's method on purpose is 01's `arange`, named in 01's text.")
+     "extends an earlier chapter's method on purpose is 01a's `arange`, named in 01a's text.")
     import re, subprocess, sys
     r = subprocess.run([sys.executable, "-c", "import tinybook"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
     extends = re.compile(r"@patch_to\([^)]*extends=True")
     uses = {p.name for p in PKG.rglob("*.py") if extends.search(p.read_text(encoding="utf-8"))}
-    assert uses == {"ops.py"}, uses
+    assert uses == {"elementwise.py"}, uses
 
 # what `Tensor.realize` runs on the CPU, top down (the book's index tells this path); the IR floor is called by all
 PATH = ["tensor", "engine", "schedule", "device", "runtime.cpu", "renderer", "codegen"]

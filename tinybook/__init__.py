@@ -3,7 +3,8 @@ from tinybook.helpers import Context
 from tinybook.dtype import dtypes, DType
 from tinybook.uop import UOp, Ops
 from tinybook.tensor import Tensor
-import tinybook.ops, tinybook.autograd, tinybook.schedule, tinybook.engine, tinybook.codegen  # noqa: E401, 01-04
+import tinybook.ops, tinybook.elementwise, tinybook.reduce, tinybook.functional  # noqa: E401, 01-01c: the Tensor API
+import tinybook.autograd, tinybook.schedule, tinybook.engine, tinybook.codegen  # noqa: E401, 02-04
 import tinybook.renderer  # noqa: E401
 import tinybook.device, tinybook.runtime, pkgutil, importlib  # noqa: E401
 for _m in pkgutil.iter_modules(tinybook.runtime.__path__):  # each runtime module registers its device

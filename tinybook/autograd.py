@@ -9,7 +9,7 @@ from .helpers import patch_to
 from .dtype import dtypes
 from .uop import UOp, Ops
 from .tensor import Tensor
-import tinybook.ops  # noqa: F401, the Tensor arithmetic the gradient rules are written in
+import tinybook.reduce  # noqa: F401, the arithmetic (01a) and sums (01b) the gradient rules are written in
 
 # %% auto #0
 __all__ = ['grad_rules', 'compute_gradient']

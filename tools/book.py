@@ -119,7 +119,7 @@ def api_index(pkg:Path) -> str:
                if isinstance(v, type) and v.__module__ in mods and v.__name__[0] != "_"}
     for m, name, f in patched(classes, mods): rows[m].append((name, Path(f.__code__.co_filename), f.__code__.co_firstlineno, f.__doc__))
     out = ["# API index\n", "Every public name of the `tinybook` package, by module in chapter order, then alphabetically: a module's "
-           "`__all__` and the methods it adds to classes (`Tensor.sum` comes with `tinybook.ops`), each linked to the section of the "
+           "`__all__` and the methods it adds to classes (`Tensor.sum` comes with `tinybook.reduce`), each linked to the section of the "
            "chapter whose cell defines it, with its docstring's first paragraph (or a constant's comment). `tools/book.py` writes this "
            "page from the package each time it builds the book.\n"]
     for m in sorted(files, key=lambda m: (marks(files[m])[0][1].name, m)):
@@ -133,8 +133,9 @@ def api_index(pkg:Path) -> str:
     return "\n".join(out)
 
 # seconds a notebook took in a cold run on 2 busy cores (2026-12): the slowest start first, the rest by size, so both workers end together
-SLOW = {"test_backends": 380, "01_ops": 180, "10_onnx": 110, "02_autograd": 60, "test_devices": 60, "09b_model": 50, "08_jit": 50,
-        "05a_cpu": 40, "02c_optim": 35, "09a_tokenizer": 35, "09c_serve": 25, "09d_bench": 20}
+SLOW = {"test_backends": 380, "10_onnx": 110, "01a_elementwise": 70, "01b_reduce": 60, "01c_functional": 60, "02_autograd": 60,
+        "test_devices": 60, "09b_model": 50, "08_jit": 50, "05a_cpu": 40, "02c_optim": 35, "09a_tokenizer": 35, "09c_serve": 25,
+        "09d_bench": 20}
 
 def nav(items:list) -> list:
     "sidebar.yml's `contents` as MkDocs' `nav`: a page is its file (titled by its first heading), a part is {name: [pages]}."

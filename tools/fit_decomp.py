@@ -1,4 +1,4 @@
-"""How tinybook.codegen's DECOMP_COEF table (04_codegen, decompositions) and tinybook.ops' ERF_COEF (01_ops, erf) were derived: mpmath Chebyshev
+"""How tinybook.codegen's DECOMP_COEF table (04_codegen, decompositions) and tinybook.elementwise's ERF_COEF (01a_elementwise, erf) were derived: mpmath Chebyshev
 fits (near-minimax) at 60 digits; run it to print the tables and the errors."""
 import mpmath as mp, numpy as np
 mp.mp.dps = 60

@@ -9,7 +9,7 @@ from typing import NamedTuple
 from ..helpers import replacing
 from ..dtype import dtypes
 from ..tensor import Tensor
-import tinybook.ops, tinybook.device  # noqa: F401, E401 (the Tensor API with its writes in place, the DISK device)
+import tinybook.functional, tinybook.device  # noqa: F401, E401 (the Tensor API with 03's writes in place, the DISK device)
 
 # %% auto #0
 __all__ = ['VALUE_FMT', 'MAX_NEST', 'GGML_TYPES', 'GGML_OTHER', 'NATIVE', 'DEQUANT', 'SUB', 'GGUFError', 'GGUFTensor',
