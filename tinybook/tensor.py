@@ -559,7 +559,7 @@ def _index_plan(self, idx):
 # %% ../nbs/00_tensor.ipynb #3d0c6a12
 @patch_to(Tensor)
 def __getitem__(self, idx) -> Tensor:
-    "numpy-style indexing with ints, slices, None, `...` (and, from 01_ops, integer tensors)."
+    "numpy-style indexing with ints, slices, None, `...` (and, from 01b, integer tensors)."
     flips, ranges, steps, shape, tix = self._index_plan(idx)
     x = self.flip(*flips).shrink(tuple(ranges))
     for d, s in enumerate(steps): x = x._stride(d, s)
@@ -567,7 +567,9 @@ def __getitem__(self, idx) -> Tensor:
     return x._index_tensors(tix) if tix else x
 
 # %% ../nbs/00_tensor.ipynb #e03d9158
-Tensor.max_shape = property(lambda self: tuple(int(s) for s in self.shape))
+@patch_to(Tensor)
+@property
+def max_shape(self) -> tuple: return tuple(int(s) for s in self.shape)
 @patch_to(Tensor)
 def max_numel(self) -> int: return math.prod(self.max_shape)
 
