@@ -159,8 +159,7 @@ def threefry(self, seed:Tensor) -> Tensor:
     for i in range(5):
         for r in THREEFRY_ROT[4 * (i % 2):4 * (i % 2) + 4]:
             x = [(s := x[0] + x[1]), s ^ ((x[1] << r) | (x[1] >> (32 - r)))]
-        # a kernel per round: 04's lowering walks a graph as a tree, and each step uses both words twice
-        x = [(x[0] + ks[(i + 1) % 3]).contiguous(), (x[1] + ks[(i + 2) % 3] + (i + 1)).contiguous()]
+        x = [x[0] + ks[(i + 1) % 3], x[1] + ks[(i + 2) % 3] + (i + 1)]
     return (x[1].cast(dtypes.uint64) << 32) | x[0].cast(dtypes.uint64)
 def _threefry_bits(key:Tensor, lo:Tensor, hi:Tensor) -> Tensor:
     u64 = lambda t: t.cast(dtypes.uint64)
