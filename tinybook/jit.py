@@ -215,11 +215,11 @@ def _kernel_call(si, dev:str) -> tuple|None:
     if d.host_memory and (not isinstance(p.prog, cpu.CPUProgram) or any(b.dtype.name == "bfloat16" for b in si.bufs)):
         return None  # PYTHON's kernels, and bfloat16 on the CPU (the batch's C reads it as its 16 bits)
     lib = p.prog.lib if d.host_memory else d.compiler.compile(p.src)  # on a GPU, the binary from the disk cache
-    threads = (2 if p.ops >= BATCH_OPS else 1) if d.host_memory else p.threads
+    threads = cpu.cpu_threads(p.ops, BATCH_OPS) if d.host_memory else p.threads
     return lib, dict(name=p.name, size=list(p.size), local=p.local and list(p.local),
                      threads=max(1, min(threads, p.size[0])),
                      images=[list(im) for im in key[3]]), (p.ops, kernel_mem(p.elems, si.bufs))
-BATCH_OPS = 1 << 15  # a CPU batch's kernels split over 2 threads from this many ops: they spin, not sleep as 05a's pool
+BATCH_OPS = 1 << 15  # a CPU batch kernel's ops for each thread past the first: they spin, not sleep as 05a's pool
 def _steps(items:list, sid:dict) -> tuple[list, list, list]:
     "The captured kernels as steps (batchable kernels in a row on a device: a batch), the libraries, the lone kernels."
     steps, libs, kernels = [], [], []
