@@ -98,7 +98,8 @@ class CPUProgram:
         n = gs[0]
         ptrs = [ctypes.c_void_p(a.ctypes.data) for a in arrays]
         if not self.checked: self._check(ptrs, n)
-        parts = [(n * i // threads, n * (i + 1) // threads) for i in range(max(1, min(threads, n)))]
+        k = max(1, min(threads, n))  # no more parts than trips: each part a nonempty range
+        parts = [(n * i // k, n * (i + 1) // k) for i in range(k)]
         t0 = time.perf_counter()
         if len(parts) == 1: self.fxn(*ptrs, ctypes.c_int(0), ctypes.c_int(n))
         else:  # this thread runs the first part while the pool runs the others
