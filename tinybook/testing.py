@@ -6,7 +6,7 @@
 __all__ = ['torch_dtypes', 'rand', 'vs_torch', 'grads_vs_torch', 'on_interpreter', 'prim_ops']
 
 # %% ../nbs/00_testing.ipynb #92aa78c5
-import contextlib, numpy as np
+import contextlib, functools, numpy as np
 from unittest.mock import patch
 from .helpers import Context
 from .dtype import dtypes
@@ -14,6 +14,7 @@ from .uop import Ops, GroupOp, backends
 from .tensor import Tensor
 
 # %% ../nbs/00_testing.ipynb #8074f791
+@functools.cache
 def torch_dtypes() -> dict:
     "tinybook's dtypes to torch's."
     import torch
