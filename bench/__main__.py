@@ -1,4 +1,4 @@
-"`python -m bench [workloads...] [--quick] [--plot PATH] [--json PATH]`: time tinybook against its peers."
+"`python -m bench [workloads...] [--threads N] [--quick] [--plot PATH] [--json PATH]`: time tinybook against its peers."
 import os, sys
 UNSET = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")  # both slow OpenBLAS down; it reads them once, when numpy loads it
 AVX2 = {"CPU_LANES": "8", "CPU_ARCH": "x86-64-v3", "OPENBLAS_CORETYPE": "Haswell",  # --avx2: tinybook, numpy, torch's own kernels, MKL, oneDNN
@@ -12,7 +12,7 @@ if drop or any(os.environ.get(k) != v for k, v in want.items()):  # the librarie
 import argparse
 from tinybook.device import GlobalCounters
 from . import peers, report, tb
-from .core import WORKLOADS, cases, inputs, reference, run_case
+from .core import WORKLOADS, cases, inputs, prepare, reference, timed
 
 def args():
     "The command line: workloads (default all), --quick, --plot PATH, --json PATH."
@@ -21,23 +21,28 @@ def args():
     ap.add_argument("--quick", action="store_true", help="small sizes, 2 timed runs, no torch.compile: the smoke test")
     ap.add_argument("--plot", metavar="PATH", help="save a bar chart of the ratios (PNG)")
     ap.add_argument("--json", metavar="PATH", help="write the raw results")
+    ap.add_argument("--threads", type=int, metavar="N", help="N threads for tinybook (CPU_THREADS) and every peer "
+                    "(default: each its own, every core the process may use)")
     ap.add_argument("--avx2", action="store_true", help="AVX2 code only, on an AVX-512 machine too: tinybook, OpenBLAS, torch (tinygrad stays native)")
     a = ap.parse_args()
     if bad := set(a.workloads) - set(WORKLOADS): ap.error(f"unknown workload {' '.join(bad)}; pick from {WORKLOADS}")
+    if a.threads is not None and a.threads < 1: ap.error(f"--threads {a.threads}: expected 1 or more")
     a.workloads = [w for w in WORKLOADS if w in (a.workloads or WORKLOADS)]
     return a
 
 def main():
     a, start = args(), report.cpu_times()
-    inproc, notes, info = peers.load(a.quick)
+    if a.threads: os.environ["CPU_THREADS"] = str(a.threads)  # read when a kernel compiles
+    inproc, notes, info = peers.load(a.quick, a.threads)
     cs, rows = cases(a.workloads, a.quick), []
-    for c in cs:
+    for c in cs:  # every side of a case timed in turns (`timed`)
         d = inputs(c); ref = reference(c, d)
-        rows.append(run_case(c, "tinybook", tb.make, d, ref, a.quick, GlobalCounters))
-        if c.workload in tb.ON_CL: rows.append(run_case(c, "tinybook CL", tb.make_cl, d, ref, a.quick))
+        ready = [prepare(c, "tinybook", tb.make, d, ref, GlobalCounters)]
+        if c.workload in tb.ON_CL: ready.append(prepare(c, "tinybook CL", tb.make_cl, d, ref))
         for name, (make, on) in inproc.items():  # the TinyJit launch row is tinybook against tinygrad.jit alone
-            if c.workload in on and (c.workload, c.p.get("mode")) != ("launch", "jit"): rows.append(run_case(c, name, make, d, ref, a.quick))
-    tg, tg_notes, info["tinygrad"] = peers.tinygrad_rows(a.workloads, a.quick)
+            if c.workload in on and (c.workload, c.p.get("mode")) != ("launch", "jit"): ready.append(prepare(c, name, make, d, ref))
+        rows += timed(c, ready, a.quick)
+    tg, tg_notes, info["tinygrad"] = peers.tinygrad_rows(a.workloads, a.quick, a.threads)
     rows, m = rows + tg, report.machine(info, start)
     notes += tg_notes + report.problems(rows)
     mv = {r["label"].split(" ", 1)[1]: r["median_s"] for r in rows if r["workload"] == "matvec" and r["impl"] == "tinybook" and "median_s" in r}

@@ -114,31 +114,44 @@ def chain(x, depth:int, each=False):
     return x.realize()
 
 def _secs(fn) -> float: t0 = time.perf_counter(); fn(); return time.perf_counter() - t0
-def measure(run, ref:np.ndarray, quick=False) -> dict:
-    "Time `run`: a first call (compiles; result checked against `ref`), 2 warm-ups (a JIT captures), then the median."
-    gc.collect(); gc.freeze()  # else a full collection (~50 ms with torch loaded) can land inside a timed call
-    t0 = time.perf_counter(); out = run(); first = time.perf_counter() - t0
-    check(out, ref)
-    warm = min(_secs(run) for _ in range(2))
-    ts = [_secs(run) for _ in range(2 if quick else min(50, max(3, int(1.5 / warm))))]  # ~1.5 s a row, 3 runs at least
-    return dict(first_s=first, median_s=statistics.median(ts), min_s=min(ts), reps=len(ts))
+def prepare(case:Case, impl:str, make, d:dict, ref:np.ndarray, counters=None) -> tuple[dict, object]:
+    """The row of `impl` on `case` and its call: `make(case, d)` builds it, a first call (compiles) is checked against
+    `ref`, 2 warm-ups follow (a JIT captures); a failure or n/a goes into the row, and the call is None."""
+    row = dict(workload=case.workload, label=case.label, impl=impl, unit=case.unit)
+    try:
+        run = make(case, d) if counters is None else counted(make(case, d), counters)
+        t0 = time.perf_counter(); out = run(); row["first_s"] = time.perf_counter() - t0
+        check(out, ref)
+        row["warm_s"] = min(_secs(run) for _ in range(2))
+        return row, run
+    except NotAvailable as e: row["na"] = str(e)
+    except Exception as e: row["error"] = f"{type(e).__name__}: {e}".strip()
+    print(f"{impl:>14} {case}: {(row.get('na') or row['error']).splitlines()[0]}", file=sys.stderr, flush=True)
+    return row, None
 
-def counted(run, gc):
-    "`run` that keeps the kernel count of its last call in `.kernels` (`gc`: tinybook's or tinygrad's counters)."
+ROUNDS, ROUND_S = 5, 0.3
+def timed(case:Case, prepared:list[tuple[dict, object]], quick=False) -> list[dict]:
+    """The rows of `prepare`d calls, timed in turns: `ROUNDS` rounds of about `ROUND_S` seconds of each call (1 to 10
+    calls), so a machine that slows down midway (a neighbour on the host) slows every side alike; the median of all."""
+    live, ts = [(r, f) for r, f in prepared if f], {}
+    gc.collect(); gc.freeze()  # else a full collection (~50 ms with torch loaded) can land inside a timed call
+    for _ in range(1 if quick else ROUNDS):
+        for r, f in live:
+            ts.setdefault(r["impl"], []).extend(_secs(f) for _ in range(2 if quick else min(10, max(1, int(ROUND_S / r["warm_s"])))))
+    for r, f in live:
+        t = ts[r["impl"]]
+        r.update(median_s=statistics.median(t), min_s=min(t), reps=len(t), kernels=getattr(f, "kernels", None))
+        r["metric"] = case.metric(r["median_s"])
+        print(f"{r['impl']:>14} {case}: {r['metric']:.4g} {case.unit}", file=sys.stderr, flush=True)
+    return [r for r, _ in prepared]
+
+def counted(run, counters):
+    "`run` that keeps the kernel count of its last call in `.kernels` (`counters`: tinybook's or tinygrad's)."
     def f():
-        gc.reset(); out = run(); f.kernels = gc.kernel_count
+        counters.reset(); out = run(); f.kernels = counters.kernel_count
         return out
     return f
 
-def run_case(case:Case, impl:str, make, d:dict, ref:np.ndarray, quick=False, gc=None) -> dict:
-    "The row of `impl` on `case`: `make(case, d)` builds the call, which is checked, then timed; failures fill `error`."
-    row = dict(workload=case.workload, label=case.label, impl=impl, unit=case.unit)
-    try:
-        run = make(case, d) if gc is None else counted(make(case, d), gc)
-        row.update(measure(run, ref, quick), kernels=getattr(run, "kernels", None))
-        row["metric"] = case.metric(row["median_s"])
-        msg = f"{row['metric']:.4g} {case.unit}"
-    except NotAvailable as e: row["na"] = msg = str(e)
-    except Exception as e: row["error"] = msg = f"{type(e).__name__}: {e}".strip()
-    print(f"{impl:>14} {case}: {msg.splitlines()[0] if msg else ''}", file=sys.stderr, flush=True)
-    return row
+def run_case(case:Case, impl:str, make, d:dict, ref:np.ndarray, quick=False, counters=None) -> dict:
+    "The row of `impl` alone on `case` (`prepare`, then `timed`): tinygrad's, in its child process."
+    return timed(case, [prepare(case, impl, make, d, ref, counters)], quick)[0]

@@ -1,5 +1,5 @@
-"""`python -m bench.llm [MODEL...] [--quick] [--json PATH]`: LLM tokens/s, tinybook against llama.cpp (llama-cpp-python, 2 threads, no
-AMX) and tinygrad 0.14 (`tinygrad.llm`, DEV=CPU), each in a child process of its own, on the same GGUF files."""
+"""`python -m bench.llm [MODEL...] [--threads N] [--quick] [--json PATH]`: LLM tokens/s, tinybook against llama.cpp (llama-cpp-python,
+no AMX) and tinygrad 0.14 (`tinygrad.llm`, DEV=CPU), each in a child process of its own, on the same GGUF files and threads."""
 import argparse, json, os, statistics, subprocess, sys, time
 from pathlib import Path
 import numpy as np
@@ -45,7 +45,7 @@ def _tinybook(path:str, pp:int, tg:int, reps:int, q8:bool=False) -> dict:
     return res | {"kernels": GlobalCounters.kernel_count, "bytes": weights(model)[1]}
 
 def _llama_cpp(path:str, pp:int, tg:int, reps:int) -> dict:
-    "The same runs in llama.cpp on token ids (its tokenizer bypassed), with peer-bench's settings: 2 threads, no extra (AMX, repacked) buffers."
+    "The same runs in llama.cpp on token ids (its tokenizer bypassed), with peer-bench's settings: no extra (AMX, repacked) buffers; BENCH_THREADS threads."
     import llama_cpp.llama_cpp as lc
     from llama_cpp import Llama
     default = lc.llama_model_default_params
@@ -53,7 +53,7 @@ def _llama_cpp(path:str, pp:int, tg:int, reps:int) -> dict:
         p = default(); p.use_extra_bufts = False
         return p
     lc.llama_model_default_params = params
-    llm = Llama(model_path=path, n_ctx=max(pp, tg) + 1, n_batch=512, n_threads=2, n_threads_batch=2, verbose=False)
+    llm = Llama(model_path=path, n_ctx=max(pp, tg) + 1, n_batch=512, n_threads=(n := int(os.environ["BENCH_THREADS"])), n_threads_batch=n, verbose=False)
     rng, out = np.random.default_rng(0), {"pp": [], "tg": []}
     for r in range(reps + 1):
         llm.reset(); t0 = time.perf_counter(); llm.eval(rng.integers(0, llm.n_vocab(), pp).tolist()); t_pp = time.perf_counter() - t0
@@ -81,10 +81,11 @@ def _tinygrad(path:str, pp:int, tg:int, reps:int) -> dict:
         if r: out["pp"].append(pp / t_pp); out["tg"].append(tg / (time.perf_counter() - t0))
     return out
 
-def run(impl:str, name:str, pp:int, tg:int, reps:int, timeout:int) -> dict:
-    "`impl`'s result on model `name` from a child process (DEV=CPU): tokens/s lists, or the error."
+def run(impl:str, name:str, pp:int, tg:int, reps:int, timeout:int, threads:int, pin=False) -> dict:
+    """`impl`'s result on model `name` from a child process (DEV=CPU) on `threads` threads (tinybook: up to them unless
+    `pin`, which sets CPU_THREADS): tokens/s lists, or the error."""
     cmd = [sys.executable, "-m", "bench.llm", "--child", impl, str(gguf_file(name)), *map(str, (pp, tg, reps))]
-    try: r = subprocess.run(cmd, cwd=Path(__file__).parent.parent, env={**os.environ, "DEV": "CPU"}, capture_output=True, text=True, timeout=timeout)
+    try: r = subprocess.run(cmd, cwd=Path(__file__).parent.parent, env={**os.environ, "DEV": "CPU", "BENCH_THREADS": str(threads), "NUM_CPU_THREADS": str(threads)} | ({"CPU_THREADS": str(threads)} if pin else {}), capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired: return {"error": f"stopped after {timeout} s"}
     rows = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
     return rows[-1] if r.returncode == 0 and rows else {"error": (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1][:200]}
@@ -112,6 +113,7 @@ def main():
     ap.add_argument("models", nargs="*", metavar="model", help=f"any of {', '.join(MODELS)} (default: all)")
     ap.add_argument("--quick", action="store_true", help="a tiny random model, pp16 tg8, 1 run: the smoke test")
     ap.add_argument("-p", type=int, default=128, help="prompt tokens (pp)"); ap.add_argument("-n", type=int, default=32, help="generated tokens (tg)")
+    ap.add_argument("--threads", type=int, help="threads of every side (default: the cores this process may use)")
     ap.add_argument("-r", type=int, default=3, help="runs after the warm-up"); ap.add_argument("--json", metavar="PATH", help="write the results")
     ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -122,16 +124,17 @@ def main():
         return
     from . import report
     if bad := set(a.models) - set(MODELS): ap.error(f"unknown model {' '.join(bad)}; pick from {MODELS}")
+    if (threads := a.threads or len(os.sched_getaffinity(0))) < 1: ap.error(f"--threads {a.threads}: expected 1 or more")
     models, (pp, tg, reps) = (["tiny-Q8_0"], (16, 8, 1)) if a.quick else (a.models or MODELS, (a.p, a.n, a.r))
     start, res, notes = report.cpu_times(), {}, []
     for name in models:
         for impl in IMPLS:
             print(f"{name}: {impl}", file=sys.stderr)
-            if "error" in (r := run(impl, name, pp, tg, reps, 300 if a.quick else 1800)): notes.append(f"{impl} on {name}: {r['error']}")
+            if "error" in (r := run(impl, name, pp, tg, reps, 300 if a.quick else 1800, threads, bool(a.threads))): notes.append(f"{impl} on {name}: {r['error']}")
             else: res.setdefault(name, {})[impl] = r
     m = report.machine({}, start)
     out = "\n".join([f"tinybook bench.llm  {m['date']}  tinybook {m['tinybook']}", f"CPU: {m['cpu']}, {m['cores']} cores, {m['others']:.0f} % busy "
-                     f"with other work during the run", f"vectors: {m['vectors']}", "tokens/s, mean ± sd of the runs after a warm-up; ratio = "
+                     f"with other work during the run", f"vectors: {m['vectors']}", f"threads: {threads} on every side", "tokens/s, mean ± sd of the runs after a warm-up; ratio = "
                      "tinybook q8 t/s / peer t/s (>1: tinybook is faster)", "", table(res, pp, tg)] +
                     ["", "notes:", *(f"- {n}" for n in notes)] * bool(notes))
     print(out)

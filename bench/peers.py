@@ -1,4 +1,4 @@
-"The peers: numpy, torch eager and torch.compile in this process, tinygrad (DEV=CPU) in a child; all on 2 threads."
+"The peers: numpy, torch eager and torch.compile in this process, tinygrad (DEV=CPU) in a child; each on its own threads or `--threads`."
 import json, os, shutil, subprocess, sys
 from functools import partial
 from importlib.metadata import version
@@ -48,37 +48,40 @@ def torch_make(case, d:dict, compiled=False):
     f, args = torch.compile(f) if compiled else f, list(t.values())
     return lambda: f(*args)
 
-def _limit_blas() -> str:
-    "Limit numpy's BLAS to 2 threads; return its libraries, kernels and threads as threadpoolctl sees them."
+def _limit_blas(threads:int|None) -> str:
+    "Limit numpy's BLAS to `threads` (None: its own count); return its libraries, kernels and threads as threadpoolctl sees them."
     from threadpoolctl import threadpool_info, threadpool_limits
-    threadpool_limits(2)
+    if threads: threadpool_limits(threads)
     blas = [b for b in threadpool_info() if b["user_api"] == "blas"]
     return "; ".join(f"{b['internal_api']} {b['version']} {b.get('architecture')} kernel, {b['num_threads']} threads"
                      for b in blas)
 
-def load(quick=False) -> tuple[dict, list[str], dict]:
-    "The in-process peers as name -> (make, workloads), a note for each one left out, and their versions and BLAS."
+def load(quick=False, threads:int|None=None) -> tuple[dict, list[str], dict]:
+    """The in-process peers as name -> (make, workloads), on `threads` (None: their own defaults), a note for each one
+    left out, and their versions, BLAS and threads."""
     import numpy as np
     notes, info = [], {"numpy": np.__version__}
     peers = {"numpy": (numpy_make, {"matmul", "elementwise", "softmax", "layernorm", "matvec"})}
-    if find_spec("threadpoolctl"): info["blas"] = _limit_blas() or "none found"
-    else: notes.append("numpy: threadpoolctl not installed, BLAS threads not limited to 2 (pip install -e '.[bench]')")
+    if find_spec("threadpoolctl"): info["blas"] = _limit_blas(threads) or "none found"
+    elif threads: notes.append(f"numpy: threadpoolctl not installed, BLAS threads not limited to {threads} (pip install -e '.[bench]')")
     if not find_spec("torch"): return peers, notes + ["torch, torch.compile: torch not installed"], info
     import torch
-    torch.set_num_threads(2); info["torch"] = f"{torch.__version__} ({torch.get_num_threads()} threads)"
+    if threads: torch.set_num_threads(threads)
+    info["torch"] = f"{torch.__version__} ({torch.get_num_threads()} threads)"
     peers["torch"] = (torch_make, {"matmul", "conv2d", "elementwise", "softmax", "layernorm", "mlp", "launch", "matvec", "decode"})
     if quick: notes.append("torch.compile: skipped under --quick (its first call takes ~20 s)")
     else: peers["torch.compile"] = (partial(torch_make, compiled=True), {"elementwise", "softmax", "layernorm"})
     return peers, notes, info
 
 TINYGRAD = ("matmul", "elementwise", "mlp", "launch")
-def tinygrad_rows(workloads, quick=False) -> tuple[list[dict], list[str], str|None]:
-    "Rows of `python -m bench.tg` run with DEV=CPU, notes on what went wrong, and tinygrad's version (None: absent)."
+def tinygrad_rows(workloads, quick=False, threads:int|None=None) -> tuple[list[dict], list[str], str|None]:
+    """Rows of `python -m bench.tg` run with DEV=CPU (on `threads`: its NUM_CPU_THREADS), notes on what went wrong, and
+    tinygrad's version (None: absent)."""
     if not find_spec("tinygrad"): return [], ["tinygrad: not installed (pip install -e '.[bench]')"], None
     v = version("tinygrad")
     if not shutil.which(os.getenv("CC", "clang")): return [], ["tinygrad: its CPU backend needs clang on PATH"], v
     if not (ws := [w for w in workloads if w in TINYGRAD]): return [], [], v
-    cmd, env = [sys.executable, "-m", "bench.tg", *ws, *(["--quick"] if quick else [])], {**os.environ, "DEV": "CPU"}
+    cmd, env = [sys.executable, "-m", "bench.tg", *ws, *(["--quick"] if quick else [])], {**os.environ, "DEV": "CPU"} | ({"NUM_CPU_THREADS": str(threads)} if threads else {})
     root, timeout = Path(__file__).parent.parent, 300 if quick else 1800
     try: r = subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.PIPE, timeout=timeout)
     except subprocess.TimeoutExpired as e: r, notes = e, [f"tinygrad: stopped after {timeout} s, later rows missing"]

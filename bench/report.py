@@ -2,6 +2,7 @@
 import datetime, json, os, platform, subprocess
 from pathlib import Path
 from tinybook.helpers import host_lanes
+from tinybook.runtime.cpu import host_cores
 
 PEERS = ("tinybook CL", "numpy", "torch", "torch.compile", "tinygrad", "tinygrad.jit")
 COLS = "{:<11} {:<19} {:>29} {:<13} {:>14} {:>8}"  # the 29 hold tinybook's time, metric and kernel count
@@ -22,7 +23,10 @@ def machine(info:dict, start:tuple) -> dict:
     isa = next((name for f, name in ((" avx512f", "AVX-512"), (" avx2", "AVX2"), (" asimd", "NEON")) if f in flags), "no AVX2 or NEON")
     vectors = f"{isa} CPU; tinybook's kernels: {host_lanes()} float lanes, -march={os.getenv('CPU_ARCH', 'native')}" + \
         "".join(f", {k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA") if k in os.environ)
+    threads = f"CPU_THREADS={os.environ['CPU_THREADS']} a kernel" if os.getenv("CPU_THREADS") else \
+        f"up to {host_cores()} a kernel (the cores this process may use), fewer for small kernels"
     return dict(date=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), cpu=cpu[0], cores=n, tinybook=tinybook, vectors=vectors, **info,
+                threads=f"tinybook {threads}",
                 others=100 * (busy - own) / (wall * n),
                 unset=os.getenv("BENCH_UNSET", "nothing (neither OPENBLAS_CORETYPE nor OPENBLAS_L2_SIZE was set)"))
 
@@ -31,7 +35,7 @@ def header(m:dict) -> str:
     libs = "  ".join(f"{k} {m[k]}" for k in ("numpy", "torch", "tinygrad") if m.get(k))
     return "\n".join([f"tinybook bench  {m['date']}  tinybook {m['tinybook']}",
                       f"CPU: {m['cpu']}, {m['cores']} cores, {m['others']:.0f} % busy with other work during the run",
-                      f"vectors: {m['vectors']}",
+                      f"vectors: {m['vectors']}", f"threads: {m['threads']} (numpy's BLAS and torch: below)",
                       libs, f"BLAS: {m.get('blas', 'unknown (no threadpoolctl)')}", f"unset: {m['unset']}", RATIO])
 
 def num(v:float) -> str: return f"{v:.0f}" if v >= 100 else f"{v:.3g}"

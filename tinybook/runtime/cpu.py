@@ -36,9 +36,9 @@ def _l2_kib() -> int|None:
     try: return int(Path("/sys/devices/system/cpu/cpu0/cache/index2/size").read_text().strip().rstrip("K"))
     except (OSError, ValueError): return None
 def host_panel() -> int:
-    ("Bytes a cache block of a matmul's reused operand may take: twice a core's L2 (`CPU_L2` in KiB, else what "
-     "sysfs says; measured best here, the L3 backs it), 1 MiB if unknown.")
-    return 2048 * kib if (kib := getenv("CPU_L2") or _l2_kib()) else 1 << 20
+    ("Bytes a cache block of a matmul's reused operand may take: a core's L2 (`CPU_L2` in KiB, else what sysfs "
+     "says; measured best here), 1 MiB if unknown.")
+    return 1024 * kib if (kib := getenv("CPU_L2") or _l2_kib()) else 1 << 20
 def compile_c(src:str, name:str="kernel", flags:tuple=()) -> Path:
     ("A shared library built from C `src` (with extra `flags`) for `CPU_ARCH` (gcc's -march, default native), cached "
      "on disk by a hash of all.")
