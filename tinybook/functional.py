@@ -11,7 +11,7 @@ from .tensor import Tensor, _axis
 from .reduce import _in_range
 
 # %% auto #0
-__all__ = ['PACK_COUT', 'resize_matrix']
+__all__ = ['PACK', 'resize_matrix']
 
 # %% ../nbs/01c_functional.ipynb #bee26655
 @patch_to(Tensor)
@@ -176,7 +176,7 @@ def _conv_pad(padding, nk:int) -> tuple:
     if len(p) == nk and all(isinstance(x, int) for x in p): return tuple((x, x) for x in p)
     if len(p) == 2 * nk: return tuple((p[2 * i], p[2 * i + 1]) for i in range(nk))[::-1]
     raise ValueError(f"padding {padding} must be an int, {nk} ints, or {2 * nk} ints (left, right, top, bottom)")
-PACK_COUT = 16  # output channels (of a group) from which conv2d packs its weight
+PACK = (16, 1 << 24)  # output channels (of a group) and multiply-adds from which conv2d packs its weight
 @patch_to(Tensor)
 def conv2d(self, weight:Tensor, bias:Tensor|None=None, groups=1, stride=1, dilation=1, padding=0, dtype=None) -> Tensor:
     "Convolution of (N, Cin, *spatial) with `weight` (Cout, Cin/groups, *kernel), as torch's conv2d (any spatial rank)."
@@ -187,11 +187,11 @@ def conv2d(self, weight:Tensor, bias:Tensor|None=None, groups=1, stride=1, dilat
         raise ValueError(f"conv2d: input has {cin_} channels, "
                          f"weight {weight.shape} with groups={groups} expects {cin * groups}")
     nk = len(k_)
+    x = self.pad(((0, 0), (0, 0)) + _conv_pad(padding, nk))._pool(k_, stride, dilation)
     # the weight copied with its output channels innermost (a small kernel): a reduce kernel's vector lanes can walk
     # them, and its inner loop is a matmul's, one input value broadcast times a row of weights (see 05a)
-    if cout // groups >= PACK_COUT:
+    if cout // groups >= PACK[0] and bs * cout * cin * math.prod(x.shape[2:]) >= PACK[1]:
         weight = weight.permute(*range(1, nk + 2), 0).contiguous().permute(nk + 1, *range(nk + 1))
-    x = self.pad(((0, 0), (0, 0)) + _conv_pad(padding, nk))._pool(k_, stride, dilation)
     x = x.reshape((bs, groups, 1, cin) + x.shape[2:2 + nk] + k_)
     w = weight.reshape((1, groups, cout // groups, cin) + (1,) * nk + k_)
     ret = (x * w).sum((3,) + tuple(range(-nk, 0)), dtype=dtype).flatten(1, 2)
