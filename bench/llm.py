@@ -125,8 +125,10 @@ def main():
         print(json.dumps(run_impl(path, int(pp), int(tg), int(reps))))
         return
     from . import report
+    from tinybook.runtime.cpu import host_cores
     if bad := set(a.models) - set(MODELS): ap.error(f"unknown model {' '.join(bad)}; pick from {MODELS}")
-    if (threads := a.threads or len(os.sched_getaffinity(0))) < 1: ap.error(f"--threads {a.threads}: expected 1 or more")
+    if a.threads is not None and a.threads < 1: ap.error(f"--threads {a.threads}: expected 1 or more")
+    threads = a.threads or host_cores()
     models, (pp, tg, reps) = (["tiny-Q8_0"], (16, 8, 1)) if a.quick else (a.models or MODELS, (a.p, a.n, a.r))
     start, res, notes = report.cpu_times(), {}, []
     for name in models:
