@@ -11,9 +11,10 @@ from .tensor import Tensor, _axis
 from .reduce import _in_range
 
 # %% auto #0
-__all__ = ['PACK', 'resize_matrix']
+__all__ = ['PANEL', 'PACK', 'resize_matrix']
 
 # %% ../nbs/01c_functional.ipynb #bee26655
+PANEL = (32, 512, 4096)  # dot's panels of w: columns in one, rows of x from which, bytes of w's rows (a multiple)
 @patch_to(Tensor)
 def dot(self, w, dtype=None) -> Tensor:
     "Matrix product, numpy's `matmul` rules for 1-d and batched operands; accumulates in `dtype` (default 32+ bits)."
@@ -24,6 +25,11 @@ def dot(self, w, dtype=None) -> Tensor:
     if self.shape[-1] != w.shape[-min(n2, 2)]:
         raise RuntimeError(f"matmul: shapes {self.shape} and {w.shape} cannot be multiplied "
                            f"({self.shape[-1]} != {w.shape[-min(n2, 2)]})")
+    if n1 > 1 and n2 > 1 and self.shape[-2] >= PANEL[1] and w.shape[-1] * w.dtype.itemsize % PANEL[2] == 0:
+        # w's columns copied into panels of 32, each (k, 32) contiguous: (..., 1, n/32, k, 32) against x's (..., m, 1, k, 1)
+        w = w.unflatten(-1, (w.shape[-1] // PANEL[0], PANEL[0])).transpose(-3, -2).contiguous().unsqueeze(-4)
+        x = self.reshape(self.shape + (1,)).unsqueeze(-3)
+        return (x * w).sum(-2, dtype=dtype).flatten(-2).cast(dtype or least_upper_dtype(x.dtype, w.dtype))
     x = self.reshape(self.shape[:-1] + (1,) * min(n1 - 1, n2 - 1, 1) + self.shape[-1:])
     w = w.reshape(w.shape[:-2] + (1,) * min(n1 - 1, n2 - 1, 1) + w.shape[-min(n2, 2):]).transpose(-1, -min(n2, 2))
     return (x * w).sum(-1, dtype=dtype).cast(dtype or least_upper_dtype(x.dtype, w.dtype))
