@@ -627,13 +627,15 @@ def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
     if int8_dot(k.ast) and k.types[(w := k.lane_axis()) - 1] in "ri":
         if _fits(k, o := Opt("UNROLL", w - 1, 4)): k.apply_opt(o)
         elif lanes > 8: return lane_opts(Kernel(k.ast), lanes // 2, panel)
-    # the innermost loop over tiles: it walks the reused operand
-    if (j := max(k.axes("g"), default=0)) == 0: return k.opts
-    # bytes of a tile's row
-    tile = math.prod(k.full_shape[i] for i in range(j + 1, len(k.types)) if k.types[i] in "Uv") * 4
-    n = next(d for d in range(max(1, panel // (tile * math.prod(k.full_shape[i] for i in k.axes("rwi")))), 0, -1)
-             if k.full_shape[j] % d == 0)
-    return (k.apply_opt(Opt("BLOCK", j, n)) if 1 < n < k.full_shape[j] else k).opts
+    # the loops over tiles walk the reused operand: block the innermost one a panel cannot hold whole (a panel of
+    # packed columns, 01c's `dot`, is a loop of 1 or 2 tiles inside the loop over panels)
+    g, red = k.axes("g"), math.prod(k.full_shape[i] for i in k.axes("rwi"))
+    tile = math.prod(k.full_shape[i] for i in range(max(g, default=0) + 1, len(k.types)) if k.types[i] in "Uv") * 4
+    for j in [b for b in g if b > 0][::-1]:  # bytes of a tile's row, then of a whole inner loop's
+        n = next(d for d in range(max(1, panel // (tile * red)), 0, -1) if k.full_shape[j] % d == 0)
+        if n < k.full_shape[j]: return (k.apply_opt(Opt("BLOCK", j, n)) if n > 1 else k).opts
+        tile *= k.full_shape[j]
+    return k.opts
 
 # %% ../nbs/04_codegen.ipynb #de14281a
 class _V:
