@@ -26,7 +26,7 @@ def dot(self, w, dtype=None) -> Tensor:
         raise RuntimeError(f"matmul: shapes {self.shape} and {w.shape} cannot be multiplied "
                            f"({self.shape[-1]} != {w.shape[-min(n2, 2)]})")
     if n1 > 1 and n2 > 1 and self.shape[-2] >= PANEL[1] and w.shape[-1] * w.dtype.itemsize % PANEL[2] == 0:
-        # w's columns copied into panels of 32, each (k, 32) contiguous: (..., 1, n/32, k, 32) against x's (..., m, 1, k, 1)
+        # w's columns in panels of 32, each (k, 32) contiguous: (..., 1, n/32, k, 32) against x's (..., m, 1, k, 1)
         w = w.unflatten(-1, (w.shape[-1] // PANEL[0], PANEL[0])).transpose(-3, -2).contiguous().unsqueeze(-4)
         x = self.reshape(self.shape + (1,)).unsqueeze(-3)
         return (x * w).sum(-2, dtype=dtype).flatten(-2).cast(dtype or least_upper_dtype(x.dtype, w.dtype))
