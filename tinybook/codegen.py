@@ -618,7 +618,8 @@ def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
     if out_lanes and k.full_shape[a] % 2:  # an odd number of vectors: two rows of the next axis they walk instead
         walk = [b for b in k.axes("g") if b not in rows and b != a and any(rs[b] in i.toposort for i in vec)]
         ups = [(b, 2) for b in walk[-1:]] + [(b, 8) for b in rows]
-    elif out_lanes: ups = [(a, 2)] + [(b, 8) for b in rows]
+    elif out_lanes:  # 2 vectors by 8 rows; with no row to reuse them (a matrix-vector product), 8 vectors in a row
+        ups = [(a, 2 if any(k.full_shape[b] > 1 for b in rows) else 8)] + [(b, 8) for b in rows]
     else: ups = list(zip(bcast[-2:], (8, 2) if len(bcast) > 1 else (4,)))
     for b, n in sorted(ups, reverse=True):  # the last axis first, so the earlier ones keep their numbers
         while n > 1 and not _fits(k, Opt("UPCAST", b, n)): n //= 2
