@@ -26,7 +26,8 @@ def dot(self, w, dtype=None) -> Tensor:
     if self.shape[-1] != w.shape[-min(n2, 2)]:
         raise RuntimeError(f"matmul: shapes {self.shape} and {w.shape} cannot be multiplied "
                            f"({self.shape[-1]} != {w.shape[-min(n2, 2)]})")
-    panels = n1 > 1 and n2 > 1 and not any(isinstance(s, Sym) for s in w.shape[-2:])  # w of a Sym size stays as it is
+    # a Sym size (a Variable's) stays as it is: its rows may be few, and w's columns cannot be cut into panels
+    panels = n1 > 1 and n2 > 1 and not any(isinstance(s, Sym) for s in (self.shape[-2], *w.shape[-2:]))
     if panels and self.shape[-2] >= PANEL[1] and w.shape[-1] * w.dtype.itemsize % PANEL[2] == 0:
         # w's columns in panels of 32, each (k, 32) contiguous: (..., 1, n/32, k, 32) against x's (..., m, 1, k, 1)
         w = w.unflatten(-1, (w.shape[-1] // PANEL[0], PANEL[0])).transpose(-3, -2).contiguous().unsqueeze(-4)
