@@ -31,11 +31,12 @@ def dot(self, w, dtype=None) -> Tensor:
     if panels and self.shape[-2] >= PANEL[1] and w.shape[-1] * w.dtype.itemsize % PANEL[2] == 0:
         # w's columns in panels of 32, each (k, 32) contiguous: (..., 1, n/32, k, 32) against x's (..., m, 1, k, 1)
         w = w.unflatten(-1, (w.shape[-1] // PANEL[0], PANEL[0])).transpose(-3, -2).contiguous().unsqueeze(-4)
-        x = self.reshape(self.shape + (1,)).unsqueeze(-3)
-        return (x * w).sum(-2, dtype=dtype).flatten(-2).cast(dtype or least_upper_dtype(x.dtype, w.dtype))
-    x = self.reshape(self.shape[:-1] + (1,) * min(n1 - 1, n2 - 1, 1) + self.shape[-1:])
-    w = w.reshape(w.shape[:-2] + (1,) * min(n1 - 1, n2 - 1, 1) + w.shape[-min(n2, 2):]).transpose(-1, -min(n2, 2))
-    return (x * w).sum(-1, dtype=dtype).cast(dtype or least_upper_dtype(x.dtype, w.dtype))
+        out = (self.reshape(self.shape + (1,)).unsqueeze(-3) * w).sum(-2, dtype=dtype).flatten(-2)
+    else:
+        x = self.reshape(self.shape[:-1] + (1,) * min(n1 - 1, n2 - 1, 1) + self.shape[-1:])
+        w = w.reshape(w.shape[:-2] + (1,) * min(n1 - 1, n2 - 1, 1) + w.shape[-min(n2, 2):]).transpose(-1, -min(n2, 2))
+        out = (x * w).sum(-1, dtype=dtype)
+    return out.cast(dtype or least_upper_dtype(self.dtype, w.dtype))
 Tensor.matmul = Tensor.dot
 
 # %% ../nbs/01c_functional.ipynb #e21e848c
