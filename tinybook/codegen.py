@@ -634,13 +634,15 @@ def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
         elif lanes > 8: return lane_opts(Kernel(k.ast), lanes // 2, panel)
     # the loops over tiles walk the reused operand: block the innermost one a panel cannot hold whole, going outward
     # only through loops that walk the vectors' operand (a panel of packed columns, 01c's `dot`, is a loop of 1 or 2
-    # tiles inside the loop over panels)
+    # tiles inside the loop over panels); with reduce lanes only an operand of 16 panels or more: both stream in order
     (rs, accs), g, red = indexes(k), k.axes("g"), math.prod(k.full_shape[i] for i in k.axes("rwi"))
     vec = [i for o, i, _ in accs if o is Ops.LOAD and rs[k.lane_axis()] in i.toposort]
     tile = math.prod(k.full_shape[i] for i in range(max(g, default=0) + 1, len(k.types)) if k.types[i] in "Uv") * 4
     for j in [b for b in g if b > 0][::-1]:  # bytes of a tile's row, then of a whole inner loop's
         n = next(d for d in range(max(1, panel // (tile * red)), 0, -1) if k.full_shape[j] % d == 0)
-        if n < k.full_shape[j]: return (k.apply_opt(Opt("BLOCK", j, n)) if n > 1 else k).opts
+        if n < k.full_shape[j]:
+            big = out_lanes or tile * red * k.full_shape[j] >= 16 * panel
+            return (k.apply_opt(Opt("BLOCK", j, n)) if n > 1 and big else k).opts
         if k.full_shape[j] > 1 and not any(rs[j] in i.toposort for i in vec): break
         tile *= k.full_shape[j]
     return k.opts
