@@ -9,7 +9,7 @@ import functools
 import numpy as np
 from typing import Callable, NamedTuple
 from .helpers import getenv, replacing, cache_dir
-from .dtype import dtypes, f32_to_bf16, bf16_to_f32
+from .dtype import dtypes, f32_to_bf16, bf16_to_f32, empty_aligned
 from .uop import UOp, Ops, buffer_makers, default_device, kernel_name, kept_outputs
 from .engine import Device  # 03a's registry, which the backends (05a-07) import from here
 from .codegen import Kernel, Opt, hand_coded_opts, opt_actions, run_linear, kernel_ops, kernel_elems
@@ -141,7 +141,7 @@ def host_empty(n:int, dt) -> np.ndarray:
     "A new array of `n` elements of numpy dtype `dt`, on memory a dead array of the same size left, when there is some."
     if (nbytes := n * np.dtype(dt).itemsize) < POOL_MIN: return fill_nan(np.empty(n, dt))
     if _free.get(nbytes): raw = _free[nbytes].pop(); _kept[0] -= nbytes
-    else: raw = np.empty(nbytes, np.uint8)
+    else: raw = empty_aligned(nbytes, np.uint8)  # a cache line's start: a vector load touches one line
     lease = (ctypes.c_char * nbytes).from_buffer(raw)  # the array and every view of it keep `lease` alive
     weakref.finalize(lease, _give_back, raw).atexit = False  # at exit, live arrays may still use it
     return fill_nan(np.frombuffer(lease, dt))

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['promo_lattice', 'DType', 'dtypes', 'to_dtype', 'least_upper_dtype', 'least_upper_float', 'sum_acc_dtype',
-           'f32_to_bf16', 'bf16_to_f32', 'cast_np']
+           'f32_to_bf16', 'bf16_to_f32', 'empty_aligned', 'cast_np']
 
 # %% ../nbs/00_dtype.ipynb #1d74e3a0
 import functools, numpy as np
@@ -86,7 +86,14 @@ def f32_to_bf16(x) -> np.ndarray:
     x = np.asarray(x, np.float32); u = x.view(np.uint32).astype(np.uint64)
     return np.where(np.isnan(x), 0x7FC0, (u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
 def bf16_to_f32(b) -> np.ndarray: return (np.asarray(b, np.uint16).astype(np.uint32) << 16).view(np.float32)
+def empty_aligned(n:int, dt) -> np.ndarray:
+    "A new flat array of `n` elements of numpy dtype `dt` that starts a 64-byte cache line."
+    raw = np.empty(n * (size := np.dtype(dt).itemsize) + 64, np.uint8)
+    return raw[(o := -raw.ctypes.data % 64):o + n * size].view(dt)
 def cast_np(x, d:DType) -> np.ndarray:
-    "`x` as an array of dtype `d`'s interpreter type (C conversion rules; bfloat16 rounded)."
-    with np.errstate(invalid="ignore", over="ignore"): r = np.asarray(x).astype(d.np)
+    "`x` as an array of dtype `d`'s interpreter type (C conversion rules; bfloat16 rounded); 64 KiB or more: aligned."
+    x = np.asarray(x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if x.size * np.dtype(d.np).itemsize < 1 << 16: r = x.astype(d.np)
+        else: np.copyto(r := empty_aligned(x.size, d.np).reshape(x.shape), x, casting="unsafe")
     return bf16_to_f32(f32_to_bf16(r)) if d is dtypes.bfloat16 else r
