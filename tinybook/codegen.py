@@ -554,11 +554,13 @@ def hand_coded_opts(k:Kernel, lanes:int=0, panel:int=1 << 20) -> list[Opt]:
     rs, accs = indexes(k)
     bcast = [a for a in k.axes("g") if k.red and any(rs[a] not in i.toposort for _, i, _ in accs)]
     cands = bcast[-2:] if bcast else k.axes("g")[-1:]
-    # a transpose on a vector target: 16 trips a loop of the axis a load reads in order, so each line is used whole
-    walk = [a for a in k.axes("g")[:-1] if lanes and not k.red and k.full_shape[a] % 16 == 0 and
+    # a big transpose on a vector target: 16 trips of the axis a load reads in order are one trip, so each line it
+    # reads is used whole (a megabyte or more: the 16 copies take longer to lower and compile)
+    big = lanes and not k.red and math.prod(k.full_shape) >= 1 << 18
+    walk = [a for a in k.axes("g")[:-1] if big and k.full_shape[a] % 16 == 0 and
             any(o is Ops.LOAD and lane_base(i, rs[a]) is not None for o, i, _ in accs)]
-    opts = [Opt("UPCAST", a, 16) for a in walk[-1:]]
-    opts += [Opt("UPCAST", a, 4) for a in cands if k.full_shape[a] % 4 == 0 and k.full_shape[a]]
+    opts = [Opt("UPCAST", a, 16) for a in walk[-1:]] or \
+           [Opt("UPCAST", a, 4) for a in cands if k.full_shape[a] % 4 == 0 and k.full_shape[a]]
     # each split shifts the axes after it
     return [Opt(o.op, o.axis + sum(p.axis < o.axis for p in opts[:i]), o.amt) for i, o in enumerate(opts)]
 def opt_actions(k:Kernel, has_local:bool=False, lanes:int=0) -> list[Opt]:
