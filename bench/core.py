@@ -129,14 +129,18 @@ def prepare(case:Case, impl:str, make, d:dict, ref:np.ndarray, counters=None) ->
     print(f"{impl:>14} {case}: {(row.get('na') or row['error']).splitlines()[0]}", file=sys.stderr, flush=True)
     return row, None
 
-ROUNDS, ROUND_S = 5, 0.3
+ROUNDS, ROUND_S, WARM_S = 5, 0.3, 0.12
 def timed(case:Case, prepared:list[tuple[dict, object]], quick=False) -> list[dict]:
     """The rows of `prepare`d calls, timed in turns: `ROUNDS` rounds of about `ROUND_S` seconds of each call (1 to 10
-    calls), so a machine that slows down midway (a neighbour on the host) slows every side alike; the median of all."""
+    calls), so a machine that slows down midway (a neighbour on the host) slows every side alike; the median of all.
+    Each turn starts with `WARM_S` seconds of untimed calls: after its last call a peer's BLAS threads spin on for
+    0.1 s (OpenBLAS's default), taking a core from whichever side runs next."""
     live, ts = [(r, f) for r, f in prepared if f], {}
     gc.collect(); gc.freeze()  # else a full collection (~50 ms with torch loaded) can land inside a timed call
     for _ in range(1 if quick else ROUNDS):
         for r, f in live:
+            end = time.perf_counter() + WARM_S * (not quick)
+            while time.perf_counter() < end: f()
             ts.setdefault(r["impl"], []).extend(_secs(f) for _ in range(2 if quick else min(10, max(1, int(ROUND_S / r["warm_s"])))))
     for r, f in live:
         t = ts[r["impl"]]
