@@ -643,8 +643,8 @@ def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
     for j in [b for b in g if b > 0][::-1]:  # bytes of a tile's row, then of a whole inner loop's
         n = next(d for d in range(max(1, panel // (tile * red)), 0, -1) if k.full_shape[j] % d == 0)
         if n < k.full_shape[j]:
-            big = out_lanes or tile * red * k.full_shape[j] >= 16 * panel
-            return (k.apply_opt(Opt("BLOCK", j, n)) if n > 1 and big else k).opts
+            pays = out_lanes or tile * red * k.full_shape[j] >= 16 * panel
+            return (k.apply_opt(Opt("BLOCK", j, n)) if n > 1 and pays else k).opts
         if k.full_shape[j] > 1 and not any(rs[j] in i.toposort for i in vec): break
         tile *= k.full_shape[j]
     return k.opts
