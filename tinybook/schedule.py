@@ -226,9 +226,9 @@ class _Slot(NamedTuple):
     idx: int
     size: int
 def _syms(x) -> list:
-    "The `Sym` sizes in a movement op's or an `ASSIGN`'s argument."
-    if isinstance(x, ShapeTracker): return [s for v in x.views for s in _syms(v.shape)]
-    return [x] if isinstance(x, Sym) else [s for y in x for s in _syms(y)] if isinstance(x, tuple) else []
+    "The `Sym` sizes in a movement op's argument (sizes, or (begin, end) pairs) or an `ASSIGN`'s (a `ShapeTracker`)."
+    if isinstance(x, ShapeTracker): return [s for v in x.views for s in v.shape if isinstance(s, Sym)]
+    return [s for y in x for s in (y if isinstance(y, tuple) else (y,)) if isinstance(s, Sym)]
 def _resym(x, new:dict):
     "Argument `x` with each `Sym` size's expression made of the new nodes."
     if isinstance(x, ShapeTracker):
@@ -241,9 +241,11 @@ def _normalize(roots:list[UOp]) -> tuple[tuple, dict]:
     nodes back to old ones."""
     new, slot = {}, itertools.count()
     named = lambda u: u.op in GroupOp.Movement or u.op is Ops.ASSIGN  # the nodes whose argument may hold a Sym size
-    syms = tuple(dict.fromkeys(s.u for u in UOp(Ops.SINK, src=tuple(roots)).toposort if named(u) for s in _syms(u.arg)))
-    for u in UOp(Ops.SINK, src=syms + tuple(roots)).toposort[:-1]:  # a Sym's expression before the views that name it
-        src, arg = tuple(new[s] for s in u.src), _resym(u.arg, new) if named(u) and _syms(u.arg) else u.arg
+    order = UOp(Ops.SINK, src=tuple(roots)).toposort[:-1]
+    if syms := tuple(dict.fromkeys(s.u for u in order if named(u) for s in _syms(u.arg))):  # rare: one sort more
+        order = UOp(Ops.SINK, src=syms + tuple(roots)).toposort[:-1]  # a Sym's expression before the views naming it
+    for u in order:
+        src, arg = tuple(new[s] for s in u.src), _resym(u.arg, new) if syms and named(u) and _syms(u.arg) else u.arg
         new[u] = (u.replace(arg=_Slot(next(slot), u.arg.size)) if u.op is Ops.BUFFER else
                   u if src == u.src and arg is u.arg else
                   u.replace(src=src, arg=arg))

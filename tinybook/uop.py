@@ -24,6 +24,7 @@ class Ops(Enum):
     AND, OR, XOR, SHL, SHR = auto(), auto(), auto(), auto(), auto()
     WHERE, MULACC, CAST, BITCAST, LOAD, STORE, REDUCE = auto(), auto(), auto(), auto(), auto(), auto(), auto()
     def __repr__(self): return f"Ops.{self.name}"
+    __hash__ = object.__hash__  # each op is one object: hashed by identity, in C (Enum hashes its name, in Python)
 
 class GroupOp:
     Movement = {Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.PAD, Ops.SHRINK, Ops.FLIP}
