@@ -8,13 +8,13 @@ import math
 from .helpers import patch_to
 from .dtype import DType, dtypes
 from .uop import UOp, Ops, GroupOp
-from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base, interval, NARROW, i8_load
+from .codegen import sint, sadd, smul, sdiv, smod, slt, sand, is_lane, lane_base, interval, NARROW, i8_load, _terms
 
 # %% auto #0
-__all__ = ['c_types', 'C_INCLUDES', 'C_F16', 'C_BF16', 'HALF', 'C_VBF16', 'C_FREESTANDING', 'c_const', 'c_alu', 'c_index',
-           'c_bitcast_bf16', 'vtype', 'vbroadcast', 'lane_values', 'at_lane', 'vector_load', 'vector_store',
-           'vcast_steps', 'vector_alu', 'dot_i8_args', 'c_dot_i8', 'c_widen8', 'c_half', 'hred_name', 'vector_prelude',
-           'outer_loop', 'Renderer', 'CRenderer', 'CBody', 'FreestandingCRenderer']
+__all__ = ['c_types', 'C_INCLUDES', 'C_F16', 'C_BF16', 'HALF', 'C_VBF16', 'AHEAD', 'SHORT', 'SMALL', 'C_FREESTANDING', 'c_const',
+           'c_alu', 'c_index', 'c_bitcast_bf16', 'vtype', 'vbroadcast', 'lane_values', 'at_lane', 'vector_load',
+           'vector_store', 'vcast_steps', 'vector_alu', 'dot_i8_args', 'c_dot_i8', 'c_widen8', 'c_half', 'hred_name',
+           'vector_prelude', 'outer_loop', 'Renderer', 'CRenderer', 'ahead', 'CBody', 'FreestandingCRenderer']
 
 # %% ../nbs/04a_renderer.ipynb #510e322c
 c_types = {dtypes.bool: "bool", dtypes.int8: "int8_t", dtypes.uint8: "uint8_t", dtypes.int16: "int16_t",
@@ -330,6 +330,32 @@ def end_range(self, r:UOp, accs:list[tuple[str, UOp]]) -> list[str]: return []
 @patch_to(CRenderer)
 def around_range(self, r:UOp) -> tuple[list[str], list[str]]: return [], []
 
+# %% ../nbs/04a_renderer.ipynb #5f2b3e11
+# bytes a streamed load's prefetch reaches ahead, at least; the most bytes of a stream a trip may read for one (longer
+# runs the core's own prefetchers follow: a 4096 x 4096 float32 matrix-vector product is 9 % slower with them); the
+# fewest bytes a stream has for one (a smaller one fits a cache)
+AHEAD, SHORT, SMALL = 2048, 1 << 14, 1 << 16
+def ahead(lin:list[UOp], lane:UOp|None) -> dict[UOp, UOp]:
+    ("The loads of `lin` that stream in short runs (the index walks every global loop and a reduce loop: each element "
+     "is read once; a trip reads under `SHORT` bytes, all trips `SMALL` or more), each with its index one outer trip "
+     "ahead, or as many trips as `AHEAD` bytes take; one load a line.")
+    if (outer := outer_loop(lin)) is None: return {}
+    loops, out, near = [u for u in lin if u.op is Ops.RANGE and u is not lane], {}, {}
+    for u in (u for u in lin if u.op is Ops.LOAD):
+        idx = lane_base(u.src[1], lane) if lane is not None and lane in u.src[1].toposort else u.src[1]
+        if idx is None or not any(r.arg[0].startswith("ridx") and r in idx.toposort for r in loops) or \
+           not all(r in idx.toposort for r in loops if r.arg[0].startswith("gidx")): continue
+        ts, sz = _terms(idx), u.dtype.itemsize
+        step = [t for t in ts if outer in t.toposort]  # outer * stride, a term of its own
+        stride = 1 if step == [outer] else step[0].src[1].arg if len(step) == 1 and step[0].op is Ops.MUL and \
+            step[0].src[0] is outer and step[0].src[1].op is Ops.CONST else 0
+        if not 0 < stride * sz < SHORT or stride * sz * outer.arg[1] < SMALL: continue
+        c = sum(t.arg for t in ts if t.op is Ops.CONST)
+        kept = near.setdefault((u.src[0], tuple(t for t in ts if t.op is not Ops.CONST)), [])
+        if all(abs(c - k) * sz >= 64 for k in kept):  # else a load a line away asks for this one
+            kept.append(c); out[u] = sadd(idx, stride * -(-AHEAD // (stride * sz)))
+    return out
+
 # %% ../nbs/04a_renderer.ipynb #97e599e9
 class CBody:
     "One `render` of linear program `lin` by renderer `r` under way: its lanes, names so far, lines at their depths."
@@ -338,6 +364,7 @@ class CBody:
         self.names, self.accs, self.lines, self.depth = {}, {}, [], 1
         self.vacc = {u.src[0] for u in lin if u.op is Ops.DEFINE_ACC and u in self.vec}  # reduces with a vector acc
         self.dots = {u: d for u in self.vacc if r.dots and (d := dot_i8_args(u, self.lane))}  # int8 dots: `dot_i8`
+        self.ahead = {} if r.has_local else ahead(lin, self.lane)  # loads to prefetch: where, one trip ahead
     def ex(self, u:UOp) -> str: return self.names.get(u) or c_index(u, self.r.const, self.vec, self.names)
     def vx(self, u:UOp, d:DType) -> str: return self.ex(u) if u in self.vec else vbroadcast(self.ex(u), d)
     def emit(self, *lns:str): self.lines += [(self.depth, ln) for ln in lns]
@@ -388,6 +415,7 @@ def update(self, u:UOp):
 def value(self, u:UOp):
     "A load, store or ALU op `u`, scalar or vector."
     r, ex, vec = self.r, self.ex, self.vec
+    if u in self.ahead: self.emit(f"__builtin_prefetch(data{u.src[0].arg}+{ex(self.ahead[u])});")
     if u.op is Ops.LOAD: return self.let(u, vector_load(u, self.lane, ex) if u in vec else r.read(u, ex))
     if u.op is Ops.STORE and {u.src[1], u.src[2]} & vec: return self.emit(vector_store(u, self.lane, vec, ex))
     if u.op is Ops.STORE: return self.emit(r.store(u, ex(u.src[1]), ex(u.src[2])))
