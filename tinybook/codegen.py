@@ -608,6 +608,9 @@ def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
     rs, accs = indexes(k)
     axs = [a for a in k.axes("gr") + k.axes("i") * carried(k.ast) if k.full_shape[a] and k.full_shape[a] % lanes == 0]
     g = {a: gathers(accs, rs[a]) for a in axs}
+    for a in [a for a in axs if g[a][0]]:  # the whole axis gathers, runs of `lanes` may not: x[a // 256 * s + a % 256]
+        if _fits(k, o := Opt("VECTOR" if k.types[a] == "g" else "VREDUCE", a, lanes)):
+            rs2, accs2 = indexes(Kernel(k.ast, [o])); g[a] = gathers(accs2, rs2[a + 1])
     cands = [a for a, (ld, st) in g.items() if ld == 0 and (st == 0 or k.red is not None)]  # a reduce's store is rare
     if not cands: return []
     a = min(cands, key=lambda a: (k.types[a] != "g", k.red is not None and k.full_shape[a] // lanes % 2, g[a][1], -a))
