@@ -607,16 +607,16 @@ def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
     of `panel` bytes."""
     rs, accs = indexes(k)
     axs = [a for a in k.axes("gr") + k.axes("i") * carried(k.ast) if k.full_shape[a] and k.full_shape[a] % lanes == 0]
+    lane = lambda a: Opt("VECTOR" if k.types[a] == "g" else "VREDUCE", a, lanes)  # axis a split into lanes
     g = {a: gathers(accs, rs[a]) for a in axs}
-    for a in [a for a in axs if g[a][0]]:  # the whole axis gathers, runs of `lanes` may not: x[a // 256 * s + a % 256]
-        if _fits(k, o := Opt("VECTOR" if k.types[a] == "g" else "VREDUCE", a, lanes)):
-            rs2, accs2 = indexes(Kernel(k.ast, [o])); g[a] = gathers(accs2, rs2[a + 1])
+    for a in [a for a in axs if g[a][0] and _fits(k, lane(a))]:  # a run of lanes may not: x[a // 256 * s + a % 256]
+        rs2, accs2 = indexes(Kernel(k.ast, [lane(a)])); g[a] = gathers(accs2, rs2[a + 1])
     cands = [a for a, (ld, st) in g.items() if ld == 0 and (st == 0 or k.red is not None)]  # a reduce's store is rare
     if not cands: return []
     a = min(cands, key=lambda a: (k.types[a] != "g", k.red is not None and k.full_shape[a] // lanes % 2, g[a][1], -a))
     if k.types[a] in "ri" and f"ridx{a}" not in {u.arg[0] for u in plain_linear(k.ast) if u.op is Ops.RANGE}:
         return []  # a gather's loop: gone
-    k = Kernel(k.ast, [Opt("VECTOR" if k.types[a] == "g" else "VREDUCE", a, lanes)])
+    k = Kernel(k.ast, [lane(a)])
     if k.red is None: return k.opts
     (rs, accs), out_lanes = indexes(k), k.types[a + 1] == "v"
     idx = [i for o, i, _ in accs if o is Ops.LOAD]

@@ -343,8 +343,9 @@ def ahead(lin:list[UOp], lane:UOp|None) -> dict[UOp, UOp]:
     loops, out, near = [u for u in lin if u.op is Ops.RANGE and u is not lane], {}, {}
     for u in (u for u in lin if u.op is Ops.LOAD):
         idx = lane_base(u.src[1], lane) if lane is not None and lane in u.src[1].toposort else u.src[1]
-        if idx is None or not any(r.arg[0].startswith("ridx") and r in idx.toposort for r in loops) or \
-           not all(r in idx.toposort for r in loops if r.arg[0].startswith("gidx")): continue
+        on = set(idx.toposort) if idx is not None else set()  # the loops it walks among them
+        if not any(r in on for r in loops if r.arg[0].startswith("ridx")) or \
+           not all(r in on for r in loops if r.arg[0].startswith("gidx")): continue
         ts, sz = _terms(idx), u.dtype.itemsize
         step = [t for t in ts if outer in t.toposort]  # outer * stride, a term of its own
         stride = 1 if step == [outer] else step[0].src[1].arg if len(step) == 1 and step[0].op is Ops.MUL and \
