@@ -644,7 +644,9 @@ def lane_opts(k:Kernel, lanes:int, panel:int=1 << 20) -> list[Opt]:
     vec = [i for o, i, _ in accs if o is Ops.LOAD and rs[k.lane_axis()] in i.toposort]
     tile = math.prod(k.full_shape[i] for i in range(max(g, default=0) + 1, len(k.types)) if k.types[i] in "Uv") * 4
     for j in [b for b in g if b > 0][::-1]:  # bytes of a tile's row, then of a whole inner loop's
-        n = next(d for d in range(max(1, panel // (tile * red)), 0, -1) if k.full_shape[j] % d == 0)
+        ds = [d for d in range(max(1, panel // (tile * red)), 0, -1) if k.full_shape[j] % d == 0]
+        # an even number of blocks if a block half as big or more gives one: the threads share the loop over blocks
+        n = next((d for d in ds if 2 * d > ds[0] and k.full_shape[j] // d % 2 == 0), ds[0])
         if n < k.full_shape[j]:
             pays = out_lanes or tile * red * k.full_shape[j] >= 16 * panel
             return (k.apply_opt(Opt("BLOCK", j, n)) if n > 1 and pays else k).opts

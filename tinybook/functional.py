@@ -12,10 +12,11 @@ from .reduce import _in_range
 from .uop import Sym
 
 # %% auto #0
-__all__ = ['PANEL', 'PACK', 'resize_matrix']
+__all__ = ['PANEL', 'ROUND', 'PACK', 'resize_matrix']
 
 # %% ../nbs/01c_functional.ipynb #bee26655
 PANEL = (32, 512, 4096)  # dot's panels of w: columns in one, rows of x from which, bytes of w's rows (a multiple)
+ROUND = (8, 16)  # dot rounds x's rows up to a multiple of 8 and w's columns to one of 16, from 16 of them
 @patch_to(Tensor)
 def dot(self, w, dtype=None) -> Tensor:
     "Matrix product, numpy's `matmul` rules for 1-d and batched operands; accumulates in `dtype` (default 32+ bits)."
@@ -28,15 +29,23 @@ def dot(self, w, dtype=None) -> Tensor:
                            f"({self.shape[-1]} != {w.shape[-min(n2, 2)]})")
     # a Sym size (a Variable's) stays as it is: its rows may be few, and w's columns cannot be cut into panels
     panels = n1 > 1 and n2 > 1 and not any(isinstance(s, Sym) for s in (self.shape[-2], *w.shape[-2:]))
-    if panels and self.shape[-2] >= PANEL[1] and w.shape[-1] * w.dtype.itemsize % PANEL[2] == 0:
+    (m, n), x, dt = (self.shape[-2], w.shape[-1]) if panels else (0, 0), self, least_upper_dtype(self.dtype, w.dtype)
+    odd = n2 == 2 and n >= ROUND[1] and n % ROUND[1]  # a matrix w whose columns fill no whole vectors
+    pack = panels and m >= PANEL[1] and (w.shape[-1] * w.dtype.itemsize % PANEL[2] == 0 or odd)
+    # rows and columns rounded up with zeros (to a register tile, whole vectors or panels), the result cut back
+    pm, pn = -m % ROUND[0] if n2 == 2 and m >= ROUND[1] else 0, -n % (PANEL[0] if pack else ROUND[1]) if odd else 0
+    if pm: x = x.pad_to(x.shape[:-2] + (m + pm, None))
+    if pn: w = w.pad_to(None, n + pn)
+    if pack:
         # w's columns in panels of 32, each (k, 32) contiguous: (..., 1, n/32, k, 32) against x's (..., m, 1, k, 1)
         w = w.unflatten(-1, (w.shape[-1] // PANEL[0], PANEL[0])).transpose(-3, -2).contiguous().unsqueeze(-4)
-        out = (self.reshape(self.shape + (1,)).unsqueeze(-3) * w).sum(-2, dtype=dtype).flatten(-2)
+        out = (x.reshape(x.shape + (1,)).unsqueeze(-3) * w).sum(-2, dtype=dtype).flatten(-2)
     else:
-        x = self.reshape(self.shape[:-1] + (1,) * min(n1 - 1, n2 - 1, 1) + self.shape[-1:])
+        x = x.reshape(x.shape[:-1] + (1,) * min(n1 - 1, n2 - 1, 1) + x.shape[-1:])
         w = w.reshape(w.shape[:-2] + (1,) * min(n1 - 1, n2 - 1, 1) + w.shape[-min(n2, 2):]).transpose(-1, -min(n2, 2))
         out = (x * w).sum(-1, dtype=dtype)
-    return out.cast(dtype or least_upper_dtype(self.dtype, w.dtype))
+    if pm or pn: out = out.shrink_to(out.shape[:-2] + (m, n))
+    return out.cast(dtype or dt)
 Tensor.matmul = Tensor.dot
 
 # %% ../nbs/01c_functional.ipynb #e21e848c
