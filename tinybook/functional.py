@@ -30,10 +30,11 @@ def dot(self, w, dtype=None) -> Tensor:
     # a Sym size (a Variable's) stays as it is: its rows may be few, and w's columns cannot be cut into panels
     panels = n1 > 1 and n2 > 1 and not any(isinstance(s, Sym) for s in (self.shape[-2], *w.shape[-2:]))
     (m, n), x, dt = (self.shape[-2], w.shape[-1]) if panels else (0, 0), self, least_upper_dtype(self.dtype, w.dtype)
-    odd = n2 == 2 and n >= ROUND[1] and n % ROUND[1]  # a matrix w whose columns fill no whole vectors
+    # a matrix w and rows enough: rows and columns rounded up with zeros (to a register tile, whole vectors or panels)
+    big = n2 == 2 and m >= ROUND[1]
+    odd = big and n >= ROUND[1] and n % ROUND[1]  # columns that fill no whole vectors
     pack = panels and m >= PANEL[1] and (w.shape[-1] * w.dtype.itemsize % PANEL[2] == 0 or odd)
-    # rows and columns rounded up with zeros (to a register tile, whole vectors or panels), the result cut back
-    pm, pn = -m % ROUND[0] if n2 == 2 and m >= ROUND[1] else 0, -n % (PANEL[0] if pack else ROUND[1]) if odd else 0
+    pm, pn = -m % ROUND[0] if big else 0, -n % (PANEL[0] if pack else ROUND[1]) if odd else 0
     if pm: x = x.pad_to(x.shape[:-2] + (m + pm, None))
     if pn: w = w.pad_to(None, n + pn)
     if pack:
@@ -44,7 +45,7 @@ def dot(self, w, dtype=None) -> Tensor:
         x = x.reshape(x.shape[:-1] + (1,) * min(n1 - 1, n2 - 1, 1) + x.shape[-1:])
         w = w.reshape(w.shape[:-2] + (1,) * min(n1 - 1, n2 - 1, 1) + w.shape[-min(n2, 2):]).transpose(-1, -min(n2, 2))
         out = (x * w).sum(-1, dtype=dtype)
-    if pm or pn: out = out.shrink_to(out.shape[:-2] + (m, n))
+    if pm or pn: out = out.shrink_to(out.shape[:-2] + (m, n))  # the result cut back
     return out.cast(dtype or dt)
 Tensor.matmul = Tensor.dot
 
