@@ -48,10 +48,15 @@ SECTIONS = """const hs = [...document.querySelectorAll('article :is(h1, h2, h3, 
 return Object.fromEntries(hs.map((h, i) => { const r = document.createRange(); r.setStartBefore(h);
   hs[i + 1] ? r.setEndBefore(hs[i + 1]) : r.setEndAfter(document.querySelector('article').lastChild); return [h.id, r.toString()]; }))"""
 
+CODE = """const pre = [...document.querySelectorAll('article pre')], first = p => p.textContent.split('\\n')[0];
+return [pre.filter(p => p.scrollWidth > p.clientWidth + 1).map(p => first(p).slice(0, 100)),
+        [...document.querySelectorAll('article .highlight-ipynb pre')].map(first)]"""
+
 @pytest.fixture(scope="module")
 def visits(site, base, browser) -> dict:
     ("Every page opened once: {name: (console errors, [(image src, loaded)], [link hrefs], its footer's 'next' href or None, "
-     "{heading id: its section's text, up to the next heading})}.")
+     "{heading id: its section's text, up to the next heading}, ([first lines of code blocks that scroll sideways], "
+     "[first lines of code cells]))}.")
     out = {}
     for name in sorted(p.name for p in site.glob("*.html") if p.name != "404.html"):
         browser.get(base + name)
@@ -60,7 +65,7 @@ def visits(site, base, browser) -> dict:
                      browser.execute_script("return [...document.images].map(i => [i.src, i.complete && i.naturalWidth > 0])"),
                      browser.execute_script("return [...document.querySelectorAll('a[href]')].map(a => a.href)"),
                      browser.execute_script("const a = document.querySelector('a.md-footer__link--next'); return a ? a.href : null"),
-                     browser.execute_script(SECTIONS))
+                     browser.execute_script(SECTIONS), browser.execute_script(CODE))
     return out
 
 def test_pages(site, base, visits):
@@ -87,6 +92,19 @@ def test_reader_path(site, visits):
         assert visited[-1] in visits and len(visited) < 100, visited
     assert "10_onnx.html" in visited, visited
     assert (site / "index.png").stat().st_size > 10_000
+
+def test_code_fits(visits):
+    ("At a 1280-pixel window no code block scrolls sideways (in cells, outputs or the text), and each page marks every cell its "
+     "notebook exports: the code's first line names the module (`tools/book.py`'s `EXPORTED`).")
+    import json
+    from tools.book import EXPORTED
+    bad = [f"{name}: scrolls sideways: {line}" for name, v in visits.items() for line in v[5][0]]
+    for name, v in visits.items():
+        if not (nb := SITE.parent / "nbs" / name.replace(".html", ".ipynb")).exists(): continue
+        srcs = ["".join(c["source"]) for c in json.loads(nb.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+        want = sum(bool(re.search(r"^#\|\s*export", s, re.M)) and not re.match(r"#\|\s*hide\b", s.lstrip()) for s in srcs)
+        if (got := sum(line.startswith(EXPORTED) for line in v[5][1])) != want: bad.append(f"{name}: {got} cells marked exported, {want} are")
+    assert not bad, "\n".join(bad)
 
 def test_search(base, browser):
     "The search box finds a word of chapter 00 (the index is built offline; the search runs in the page)."

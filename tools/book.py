@@ -20,15 +20,21 @@ root = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(root))
 from conftest import nbdev_skips, nbdev_tests  # noqa: E402  the cells nbdev_test skips, the notebooks it runs
 
+EXPORTED = "# exported to tinybook."  # the first line of an exported cell's code on its page, then the module's name
+
 def tidy(nb) -> None:
     "Drop `#| hide` and `#| default_exp` cells, the code of `#| echo: false` cells (their output stays), the `#|` directives of the "
-    "others and the title cell's frontmatter (`- order: 3`); links to notebooks go to their pages; headings lose their backticks "
-    "(mkdocs-jupyter's table of contents drops code from the anchors it links, nbconvert's heading ids keep it)."
+    "others (an exported cell's becomes its first line, `EXPORTED` and the module) and the title cell's frontmatter (`- order: 3`); "
+    "links to notebooks go to their pages; headings lose their backticks (mkdocs-jupyter's table of contents drops code from the "
+    "anchors it links, nbconvert's heading ids keep it)."
+    mod = next((m[1] for c in nb.cells if (m := re.match(r"#\|\s*default_exp\s+([\w.]+)", c.source.lstrip()))), None)
     nb.cells = [c for c in nb.cells if not re.match(r"#\|\s*(hide|default_exp)\b", c.source.lstrip())]
     for c in nb.cells:
         if c.cell_type == "code":
             if re.search(r"^#\|\s*echo:\s*false\b", c.source, re.M): c.metadata.setdefault("tags", []).append("echo-false")
+            exp = re.search(r"^#\|\s*export[is]?\b[ \t]*([\w.]*)", c.source, re.M)
             c.source = re.sub(r"^#\|.*\n?", "", c.source, flags=re.M).strip()
+            if exp: c.source = f"{EXPORTED}{exp[1] or mod}\n{c.source}"  # the package's code, not a check of it
         else:
             c.source = re.sub(r"\]\((?:\.\./)?(?:nbs/)?([\w.-]+)\.ipynb(#[\w-]*)?\)", r"](\1.html\2)", c.source)
             c.source = re.sub(r"^#{1,6} .*$", lambda m: m[0].replace("`", ""), c.source, flags=re.M)
@@ -141,12 +147,20 @@ def nav(items:list) -> list:
     "sidebar.yml's `contents` as MkDocs' `nav`: a page is its file (titled by its first heading), a part is {name: [pages]}."
     return [{it["section"]: nav(it["contents"])} if isinstance(it, dict) else it for it in items]
 
+# a chapter's code is up to 120 characters wide, its checks a little wider: at a 1280-pixel window the table of contents
+# goes into the left sidebar (`toc.integrate`), prompts go, code is 12 pixels high, and a line still too long wraps
+CSS = """.md-grid { max-width: 92rem; }
+.jupyter-wrapper .jp-InputPrompt, .jupyter-wrapper .jp-OutputPrompt { display: none !important; }
+.highlight-ipynb pre, .jp-OutputArea pre, .jp-RenderedMarkdown pre { font-size: 0.6rem; }
+.highlight-ipynb pre, .jp-RenderedMarkdown pre { white-space: pre-wrap; }
+"""
+
 def config(pages:list, docs:Path, site:Path) -> dict:
     return {"site_name": "tinybook", "site_description": "A deep-learning stack built in notebooks, the way tinygrad does it",
             "docs_dir": str(docs), "site_dir": str(site), "use_directory_urls": False, "nav": pages, "extra_css": ["book.css"],
             "theme": {"name": "material", "font": False,  # no Google Fonts: the site works offline
-                      "features": ["navigation.sections", "navigation.footer", "navigation.top", "toc.follow", "search.highlight",
-                                   "content.code.copy"],
+                      "features": ["navigation.sections", "navigation.footer", "navigation.top", "toc.follow", "toc.integrate",
+                                   "search.highlight", "content.code.copy"],
                       "palette": {"primary": "blue grey", "accent": "deep orange"}},
             "plugins": ["search", {"mkdocs-jupyter": {"include_requirejs": False, "custom_mathjax_url": "data:text/javascript,",  # no math
                                                       "toc_depth": 3, "highlight_extra_classes": "",
@@ -166,7 +180,7 @@ def main():
     tested = {p.resolve() for p in nbdev_tests(nbs)}
     docs, site = root / "_build" / "book", root / "_site"
     shutil.rmtree(docs, ignore_errors=True); docs.mkdir(parents=True)
-    (docs / "book.css").write_text(".md-grid { max-width: 92rem; }\n")  # the chapters' code is up to 120 characters wide
+    (docs / "book.css").write_text(CSS)
     jobs = {p: (docs if p in pages else None, p in tested & (run or tested) and not args.no_execute)
             for p in pages + sorted(tested - set(pages))}
     jobs = {p: o for p, o in jobs.items() if o[0] is not None or o[1]}
