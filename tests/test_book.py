@@ -103,7 +103,8 @@ def test_code_fits(visits):
         if not (nb := SITE.parent / "nbs" / name.replace(".html", ".ipynb")).exists(): continue
         srcs = ["".join(c["source"]) for c in json.loads(nb.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
         want = sum(bool(re.search(r"^#\|\s*export", s, re.M)) and not re.match(r"#\|\s*hide\b", s.lstrip()) for s in srcs)
-        if (got := sum(line.startswith(EXPORTED) for line in v[5][1])) != want: bad.append(f"{name}: {got} cells marked exported, {want} are")
+        if (got := sum(line.startswith(EXPORTED) for line in v[5][1])) != want:
+            bad.append(f"{name}: {got} cells marked exported, {want} are")
     assert not bad, "\n".join(bad)
 
 def test_search(base, browser):
