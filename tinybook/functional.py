@@ -29,7 +29,7 @@ def dot(self, w, dtype=None) -> Tensor:
                            f"({self.shape[-1]} != {w.shape[-min(n2, 2)]})")
     # a Sym size (a Variable's) stays as it is: its rows may be few, and w's columns cannot be cut into panels
     panels = n1 > 1 and n2 > 1 and not any(isinstance(s, Sym) for s in (self.shape[-2], *w.shape[-2:]))
-    (m, n), x, dt = (self.shape[-2], w.shape[-1]) if panels else (0, 0), self, least_upper_dtype(self.dtype, w.dtype)
+    (m, n), x = (self.shape[-2], w.shape[-1]) if panels else (0, 0), self
     # a matrix w and rows enough: rows and columns rounded up with zeros (to a register tile, whole vectors or panels)
     big = n2 == 2 and m >= ROUND[1]
     odd = big and n >= ROUND[1] and n % ROUND[1]  # columns that fill no whole vectors
@@ -46,7 +46,7 @@ def dot(self, w, dtype=None) -> Tensor:
         w = w.reshape(w.shape[:-2] + (1,) * min(n1 - 1, n2 - 1, 1) + w.shape[-min(n2, 2):]).transpose(-1, -min(n2, 2))
         out = (x * w).sum(-1, dtype=dtype)
     if pm or pn: out = out.shrink_to(out.shape[:-2] + (m, n))  # the result cut back
-    return out.cast(dtype or dt)
+    return out.cast(dtype or least_upper_dtype(self.dtype, w.dtype))
 Tensor.matmul = Tensor.dot
 
 # %% ../nbs/01c_functional.ipynb #e21e848c
