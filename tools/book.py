@@ -8,11 +8,12 @@ the next cells display), in nbs/ with IN_TEST=1, each in a kernel of its own. A 
 number in the .ipynb, first line, traceback); each notebook's time is printed, `--timing` adds the slowest cells. `--no-execute`
 renders the notebooks as stored (outputs stripped) in seconds; `book.py nbs/index.ipynb` runs that notebook only. The book's API index
 (api.md, placed by the sidebar) is written from the package: each public name linked to the section that defines it."""
-import os, re, io, ast, sys, time, bisect, shutil, inspect, argparse, functools, importlib, subprocess, tokenize
+import os, re, io, ast, sys, time, tempfile, bisect, shutil, inspect, argparse, functools, importlib, subprocess, tokenize
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 import yaml, nbformat
 from nbclient import NotebookClient
+from traitlets.config import Config
 import mkdocs_jupyter.convert  # noqa: F401  its heading ids (lower case), which its tables of contents link
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
@@ -49,10 +50,12 @@ def build(path:Path, out:Path|None, execute:bool) -> tuple[str|None, float, list
     if execute:
         def start(cell, cell_index): cur.update(i=cell_index, t=time.perf_counter())
         def done(cell, cell_index, execute_reply): times.append((time.perf_counter() - cur["t"], cell_index))
+        cfg, tmp = Config(), tempfile.TemporaryDirectory()  # the kernel's sockets as files there: no two kernels race for a TCP port
+        cfg.KernelManager.transport, cfg.KernelManager.ip = "ipc", f"{tmp.name}/kernel"
         client = NotebookClient(nb, timeout=1200, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}},  # cwd nbs/
-                                extra_arguments=["--IPKernelApp.log_level=ERROR"],  # not its warning about TCP on loopback
-                                on_cell_execute=start, on_cell_executed=done)
-        try: client.execute()
+                                config=cfg, on_cell_execute=start, on_cell_executed=done)
+        try:
+            with tmp: client.execute()
         except Exception as e:  # a failing cell (CellExecutionError), a timeout, a kernel that died
             first = nb.cells[cur["i"]].source.splitlines()[0] if "i" in cur and nb.cells[cur["i"]].source else ""
             err = f"{os.path.relpath(path, root)} cell {cur.get('i', '?')} ({first[:80]}): {type(e).__name__}\n{e}"

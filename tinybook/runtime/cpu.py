@@ -64,13 +64,15 @@ CACHE_FILES = 4096  # files the kernel cache keeps: past that, the least recentl
 @functools.cache
 def trim_cache() -> int:
     ("Once a process, when it first compiles: remove the least recently used half of `cache_dir()` if it holds over "
-     "`CACHE_FILES` files.")
-    try:
-        fs = sorted((e.stat().st_mtime, e.path) for e in os.scandir(cache_dir()) if e.is_file())
-        old = fs[:len(fs) // 2] if len(fs) > CACHE_FILES else []
-        for _, p in old: os.unlink(p)
-        return len(old)
-    except OSError: return 0  # another process trims too: best effort
+     "`CACHE_FILES` files; a file used since the scan (by another process) stays.")
+    try: fs = sorted((e.stat().st_mtime, e.path) for e in os.scandir(cache_dir()) if e.is_file())
+    except OSError: return 0
+    n = 0
+    for t, p in fs[:len(fs) // 2] if len(fs) > CACHE_FILES else []:
+        try:
+            if os.stat(p).st_mtime == t: os.unlink(p); n += 1
+        except OSError: pass  # another process removed it first
+    return n
 
 # %% ../../nbs/05a_cpu.ipynb #7d67e9dd
 # kept: starting threads for every call costs more than small kernels
@@ -79,7 +81,8 @@ def thread_pool(n:int) -> ThreadPoolExecutor: return ThreadPoolExecutor(n)
 def load_lib(lib:bytes) -> ctypes.CDLL:
     ("A shared library loaded from its bytes, through a file in the cache named by their hash (so a process maps each "
      "library once).")
-    if not (p := cache_dir() / f"lib-{hashlib.sha256(lib).hexdigest()[:24]}.so").exists():
+    if (p := cache_dir() / f"lib-{hashlib.sha256(lib).hexdigest()[:24]}.so").exists(): os.utime(p)  # used: trim_cache keeps it
+    else:
         p.parent.mkdir(parents=True, exist_ok=True)
         with replacing(p) as f: f.write(lib)
     return ctypes.CDLL(str(p))
