@@ -332,7 +332,7 @@ def around_range(self, r:UOp) -> tuple[list[str], list[str]]: return [], []
 
 # %% ../nbs/04a_renderer.ipynb #5f2b3e11
 # bytes a streamed load's prefetch reaches ahead, at least; the most bytes of a stream a trip may read for one (longer
-# runs the core's own prefetchers follow: a 4096 x 4096 float32 matrix-vector product is 9 % slower with them); the
+# runs the core's own prefetchers follow: a 4096 x 4096 float32 matrix-vector product is slower with them); the
 # fewest bytes a stream has for one (a smaller one fits a cache)
 AHEAD, SHORT, SMALL = 2048, 1 << 14, 1 << 16
 def ahead(lin:list[UOp], lane:UOp|None) -> dict[UOp, UOp]:

@@ -175,7 +175,7 @@ class OpenCLRenderer(WorkgroupRenderer, CRenderer):
         self.nl = (lane := lane_values(lin)[0]) and lane.arg[1]
         return super().render(name, lin)
     def vector_alu(self, op:Ops, d:DType, a:list[str], sd:DType|None=None) -> str:
-        # lane by lane, a square root is 50x slower on PoCL (measured):
+        # lane by lane, a square root is far slower on PoCL (measured):
         if op is not Ops.SQRT: return super().vector_alu(op, d, a, sd)
         # OpenCL's own vector type's
         return f"({{union {{{vtype(d)} v; {cl_types[d]}{self.nl} e;}} u; u.v = {a[0]}; u.e = sqrt(u.e); u.v;}})"

@@ -81,7 +81,8 @@ def thread_pool(n:int) -> ThreadPoolExecutor: return ThreadPoolExecutor(n)
 def load_lib(lib:bytes) -> ctypes.CDLL:
     ("A shared library loaded from its bytes, through a file in the cache named by their hash (so a process maps each "
      "library once).")
-    if (p := cache_dir() / f"lib-{hashlib.sha256(lib).hexdigest()[:24]}.so").exists(): os.utime(p)  # used: trim_cache keeps it
+    p = cache_dir() / f"lib-{hashlib.sha256(lib).hexdigest()[:24]}.so"
+    if p.exists(): os.utime(p)  # used: trim_cache keeps it
     else:
         p.parent.mkdir(parents=True, exist_ok=True)
         with replacing(p) as f: f.write(lib)
@@ -133,7 +134,7 @@ def _compile(ast:UOp, opts:list[Opt], renderer) -> CompiledKernel:
     return CompiledKernel(name, src, CPUProgram(name, lib, (n,)), (n,), None, threads)
 # gcc 12 -O2 with AVX-512 miscompiles `c ? hred(acc) : 0` stores (a masked attention's scores); clang takes it
 SLP_FIX = "-fno-tree-slp-vectorize"
-# ops + loop points a kernel needs for each thread past the first: waking one costs ~60 us here (measured);
+# ops + loop points a kernel needs for each thread past the first: below that, waking one costs more than it saves;
 # `CPU_THREADS=n` splits every kernel among n (a test runs small kernels split as big ones are)
 THREAD_WORK = 1 << 23
 @functools.cache
