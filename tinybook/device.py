@@ -128,10 +128,10 @@ def count(dev:str, name:str, ops:int, mem:int, tm:float, src:str="", ast:UOp|Non
 POOL_BYTES, POOL_MIN = 1 << 29, 1 << 16  # the most bytes kept for reuse; smaller arrays come from malloc
 _free: dict[int, list[np.ndarray]] = {}  # bytes -> memory no array uses any more
 _kept = [0]  # bytes in _free
-def _give_back(raw:np.ndarray) -> None:
-    # full: start over (sizes no longer asked for go)
-    if _kept[0] + raw.nbytes > POOL_BYTES: _free.clear(); _kept[0] = 0
-    _free.setdefault(raw.nbytes, []).append(raw); _kept[0] += raw.nbytes
+# the pool bound as defaults: a notebook's namespace is emptied at its end, before the last arrays die
+def _give_back(raw:np.ndarray, free=_free, kept=_kept, limit=POOL_BYTES) -> None:
+    if kept[0] + raw.nbytes > limit: free.clear(); kept[0] = 0  # full: start over (sizes no longer asked for go)
+    free.setdefault(raw.nbytes, []).append(raw); kept[0] += raw.nbytes
 def fill_nan(a:np.ndarray) -> np.ndarray:
     ("`a` filled with 0xFF bytes (NaN in every float type, -1 in the ints) when `FILL_NAN=1`: what a kernel leaves "
      "unwritten shows.")
