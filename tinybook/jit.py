@@ -105,7 +105,8 @@ def __call__(self):
     a, b, t0 = self.dev.allocator, self.bufs, time.perf_counter()
     if self.dev.host_memory:  # results get new memory, everything else is pointed at where it is
         for s in self.st["outs"]: b[s].data = host_empty(b[s].size, b[s].dtype.np)
-        for s in self.fresh: self.mem[s] = host_array(b[s], False)
+        for s in self.fresh:  # a weight's array is most often the one it had last call: no need to ask again
+            if b[s].data is not self.mem[s]: self.mem[s] = host_array(b[s], False)
         self.launch()
     else:  # inputs and weights with a new value are copied in (device to device when they live there), results out
         # a value, and in-place writes to it
@@ -153,6 +154,7 @@ class CapturedJit:
                  in_uops:list=()):  # the inputs' nodes at capture, which the results' Sym sizes (00) are made of
         self.spec, self.libs, self.bufs, self.state = spec, libs, bufs, state
         self.kernels, self.owners, self.draws, self.in_uops = kernels, owners, draws, in_uops
+        self.seen = [None] * len(owners)  # each owner's node when its buffer was last looked at
         # temps: other tensors realized
         self.rebind = [(weakref.ref(t), s, shape) for t, (_, s, shape) in zip(state, spec["state"])] + list(temps)
         fixed = set(spec["fixed"])
@@ -190,11 +192,14 @@ def __call__(self, *tensors:Tensor):
         if s >= 0: self.bufs[s].share(_buf(t))
     for t, (s, *_) in zip(self.state, self.spec["state"]):
         if s >= 0: self.bufs[s].share(_buf(t))
-    owners = [(t, s, b) for ref, s, b in self.owners if (t := ref()) is not None]
+    # owners whose node changed since the last call (a node is hash-consed: the same node, the same buffer)
+    moved = [(i, t) for i, (ref, _, _) in enumerate(self.owners)
+             if (t := ref()) is not None and t.uop is not self.seen[i]]
     # assigned, not computed yet (opt.lr.assign)
-    if pending := [t for t, _, _ in owners if _buf(t) is None]: Tensor.realize(*pending)
+    if pending := [t for _, t in moved if _buf(t) is None]: Tensor.realize(*pending)
     # a weight given a new value since the capture (assign, load_state_dict, another jit) is read anew
-    for t, s, b in owners:
+    for i, t in moved:
+        _, s, b = self.owners[i]; self.seen[i] = t.uop
         if (nb := _buf(t)) is not b:
             if self.spec["slots"][s][0] == "kept": self.bufs[s] = nb  # and a buffer written in place is written there
             else: self.bufs[s].share(nb)
