@@ -70,6 +70,8 @@ def test_wheel_in_a_fresh_venv(tmp_path):
     src = tmp_path / "src"; src.mkdir()
     for f in ("setup.py", "settings.ini", "pyproject.toml", "MANIFEST.in", "README.md", "LICENSE"): shutil.copy(ROOT / f, src)
     shutil.copytree(ROOT / "tinybook", src / "tinybook", ignore=shutil.ignore_patterns("__pycache__"))  # a copy: no build/ in the clone
+    for p in [*ROOT.glob("nbs/*.ipynb"), *ROOT.glob("nbs/results/*.json")]:  # the notebooks: 11's course copies them
+        (src / p.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True); shutil.copy(p, src / p.relative_to(ROOT))
     sh(sys.executable, "-m", "build", "--no-isolation", "--outdir", "dist", "src", cwd=tmp_path)
     whl, = (tmp_path / "dist").glob(f"{dist_name().replace('-', '_')}-*-py3-none-any.whl")
     venv = tmp_path / "venv"
@@ -81,3 +83,5 @@ def test_wheel_in_a_fresh_venv(tmp_path):
     code, shown = readme_examples()[0]
     assert py(code) == shown
     assert re.search(r"\bCPU\b.*\bworks\b", sh(venv / "bin" / "tinybook", "devices", cwd=tmp_path, env=env))
+    sh(venv / "bin" / "tinybook", "course", "start", "01_ops", cwd=tmp_path, env=env)  # the course from the wheel's notebooks
+    assert "01_ops: 0 of 3 exercises pass" in sh(venv / "bin" / "tinybook", "course", "check", "01_ops", cwd=tmp_path, env=env)

@@ -16,15 +16,24 @@ __all__ = ['grad_rules', 'compute_gradient']
 
 # %% ../nbs/02_autograd.ipynb #01a0abd0
 def _src(u:UOp, i=0) -> Tensor: return Tensor(u.src[i])
+
+# %% ../nbs/02_autograd.ipynb #610294c5
 def _max_grad(g, u):
+    "The rule of `MAX(a, b)`: `g` to the larger source, split evenly on a tie."
     a, b = _src(u), _src(u, 1)
     return (a > b).where(g, a.eq(b).where(g * 0.5, 0)), (b > a).where(g, a.eq(b).where(g * 0.5, 0))
+
+# %% ../nbs/02_autograd.ipynb #4a1a3471
 def _reduce_grad(g, u):
+    "The rule of `REDUCE`: a sum's `g` to every input, a max's to the maxima (shared evenly when tied)."
     x = _src(u)
     if u.arg[0] is Ops.ADD: return (g.expand(x.shape),)
     hit = x.eq(Tensor(u).expand(x.shape))
     return (hit.where(g.expand(x.shape), 0) / hit.sum(u.arg[1], keepdim=True),)
+
+# %% ../nbs/02_autograd.ipynb #497e59bb
 def _expand_grad(g, u):
+    "The rule of `EXPAND`: `g` summed over the stretched axes, back to the source's shape."
     s = u.src[0].shape
     return (g.sum(tuple(i for i, (a, b) in enumerate(zip(s, u.arg)) if a != b), keepdim=True),)
 

@@ -76,7 +76,10 @@ def _divmod(a:UOp, c:int) -> tuple[UOp, UOp]|None:
     if vbounds(a)[0] < 0 or any(vbounds(x)[0] < 0 for x, _ in xk) or all(0 <= k < c for _, k in xk): return None
     q, r = (functools.reduce(sadd, ts, sint(0)) for ts in zip(*[(smul(x, k // c), smul(x, k % c)) for x, k in xk]))
     return None if vbounds(r)[1] >= 2**31 else (q, r)  # r is int32 arithmetic too
+
+# %% ../nbs/04_codegen.ipynb #424dc4bc
 def sdiv(a, c:int) -> UOp:
+    "`a / c` for a constant `c`, simplified by `a`'s bounds and terms (indices are >= 0: floor and C's `/` agree)."
     a = sint(a); (lo, hi), (mult, rest) = vbounds(a), _split(sint(a), c)
     if c == 1: return a
     if a.op is Ops.CONST: return sint(a.arg // c)
@@ -87,6 +90,8 @@ def sdiv(a, c:int) -> UOp:
     if qr := _divmod(a, c): return sadd(qr[0], sdiv(qr[1], c))  # floor((q*c + r) / c) = q + floor(r / c)
     if gqr := _gcd_split(a, c): return sdiv(gqr[1], c // gqr[0])  # (g*q + r) / (g*c') = q / c'
     return UOp(Ops.IDIV, dtypes.int32, (a, sint(c)))
+
+# %% ../nbs/04_codegen.ipynb #e5336597
 def _gcd_split(a:UOp, c:int) -> tuple[int, UOp, UOp]|None:
     """`a` as g*q + r with g > 1 a common factor of `c` and some terms' coefficients and 0 <= r < g (the largest such
     g), or None."""
@@ -126,6 +131,8 @@ def unravel(flat:UOp, shape:tuple) -> list[UOp]:
     # a shape with a 0 holds nothing: any index does
     strides = [math.prod(shape[i + 1:]) or 1 for i in range(len(shape))]
     return [smod(sdiv(flat, st), n) if n > 1 else sint(0) for st, n in zip(strides, shape)]
+
+# %% ../nbs/04_codegen.ipynb #a81dfa59
 def view_index(v:View, idxs:list[UOp]) -> tuple[UOp, UOp|None]:
     "The buffer index of the element at symbolic `idxs` in view `v`, and when it is valid (None: always)."
     idx = functools.reduce(sadd, [smul(i, s) for i, s, n in zip(idxs, v.strides, v.shape) if s
@@ -135,6 +142,8 @@ def view_index(v:View, idxs:list[UOp]) -> tuple[UOp, UOp|None]:
         if lo > 0: valid = sand(valid, slt(lo - 1, i))
         if hi < n: valid = sand(valid, slt(i, hi))
     return idx, valid
+
+# %% ../nbs/04_codegen.ipynb #23336250
 def st_index(st:ShapeTracker, idxs:list[UOp]) -> tuple[UOp, UOp|None]:
     "`view_index` through every view of `st`."
     valid = None
@@ -220,6 +229,8 @@ def _split_view(v:View, a:int, amt:int) -> View|None:
                  ((n // amt, amt), (s * amt, s), ((lo // amt, hi // amt), (0, amt))))
     return View(v.shape[:a] + sh + v.shape[a+1:], v.strides[:a] + st + v.strides[a+1:], v.offset,
                 v.mask and v.mask[:a] + m + v.mask[a+1:])
+
+# %% ../nbs/04_codegen.ipynb #ffc08e82
 def _merge_view(v:View, a:int) -> View|None:
     "`v` with axes `a` and `a+1` merged, or None when they are not walked contiguously."
     (n, m), (s, t) = v.shape[a:a+2], v.strides[a:a+2]

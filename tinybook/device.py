@@ -137,6 +137,8 @@ def fill_nan(a:np.ndarray) -> np.ndarray:
      "unwritten shows.")
     if getenv("FILL_NAN"): a.view(np.uint8)[:] = 255
     return a
+
+# %% ../nbs/05_backends.ipynb #969e7260
 def host_empty(n:int, dt) -> np.ndarray:
     "A new array of `n` elements of numpy dtype `dt`, on memory a dead array of the same size left, when there is some."
     if (nbytes := n * np.dtype(dt).itemsize) < POOL_MIN: return fill_nan(np.empty(n, dt))
@@ -145,6 +147,8 @@ def host_empty(n:int, dt) -> np.ndarray:
     lease = (ctypes.c_char * nbytes).from_buffer(raw)  # the array and every view of it keep `lease` alive
     weakref.finalize(lease, _give_back, raw).atexit = False  # at exit, live arrays may still use it
     return fill_nan(np.frombuffer(lease, dt))
+
+# %% ../nbs/05_backends.ipynb #5d4250c5
 def host_array(b, out:bool, dt=None) -> np.ndarray:
     ("Buffer `b` as a kernel sees it: a new array if it is an output; bfloat16 as its 16 bits, else as numpy dtype "
      "`dt` (its own).")

@@ -176,11 +176,14 @@ class CapturedJit:
             if list(getattr(t, "_var", ())) != (var or []):
                 raise JitError(f"TinyJit: input {name} must be "
                                f"{f'Variable{tuple(var)}.bind(...)' if var else 'a plain tensor'}, as at capture")
-    def now(self, shape, tensors:tuple) -> tuple:
-        "`shape` with each `Sym` size (00) read from this call's inputs instead of the capture's (`in_uops`)."
-        m = dict(zip(self.in_uops, (t.uop for t in tensors)))
-        sub = lambda u: m.get(u) or (u.replace(src=tuple(map(sub, u.src))) if u.src else u)
-        return tuple(Sym(sub(s.u), (s.lo, int(s))) if isinstance(s, Sym) else s for s in shape)
+
+# %% ../nbs/08_jit.ipynb #449a6334
+@patch_to(CapturedJit)
+def now(self, shape, tensors:tuple) -> tuple:
+    "`shape` with each `Sym` size (00) read from this call's inputs instead of the capture's (`in_uops`)."
+    m = dict(zip(self.in_uops, (t.uop for t in tensors)))
+    sub = lambda u: m.get(u) or (u.replace(src=tuple(map(sub, u.src))) if u.src else u)
+    return tuple(Sym(sub(s.u), (s.lo, int(s))) if isinstance(s, Sym) else s for s in shape)
 
 # %% ../nbs/08_jit.ipynb #dab8e5f1
 @patch_to(CapturedJit)

@@ -13,11 +13,14 @@ from .tensor import Tensor
 # %% auto #0
 __all__ = ['primitives', 'symbolic_simple', 'broadcast_shape', 'write_view', 'in_place', 'write_into', 'write_in_place']
 
-# %% ../nbs/01_ops.ipynb #608d0432
+# %% ../nbs/01_ops.ipynb #c4090f24
 def _c_idiv(a, b):
     "C integer division: the quotient truncated toward zero."
     b1 = np.where(b == 0, 1, b); q = a // b1
     return np.where(b == 0, 0, q + ((q * b1 != a) & ((a < 0) != (b1 < 0))))
+
+
+# %% ../nbs/01_ops.ipynb #608d0432
 primitives = {
     Ops.EXP2: ("float: 2**a", np.exp2), Ops.LOG2: ("float: log2(a); -inf at 0, NaN below", np.log2),
     Ops.SIN: ("float: sin(a), a in radians", np.sin), Ops.SQRT: ("float: square root; NaN below 0", np.sqrt),
@@ -100,6 +103,9 @@ def _scalar(v):
 @patch_to(Tensor)
 def _apply(self, op:Ops, *src:Tensor, dtype=None, arg=None) -> Tensor:
     return Tensor(UOp(op, dtype or (src[-1] if src else self).dtype, (self.uop,) + tuple(s.uop for s in src), arg))
+
+
+# %% ../nbs/01_ops.ipynb #d371f843
 @patch_to(Tensor)
 def _expand_to(self, shape:tuple) -> Tensor:
     "`self` broadcast to `shape` (checked by callers): the nodes of `reshape(...).expand(shape)`, without its checks."
@@ -107,6 +113,9 @@ def _expand_to(self, shape:tuple) -> Tensor:
     if len(cur) == len(shape): u = self.uop
     else: u = UOp(Ops.RESHAPE, self.dtype, (self.uop,), cur := (1,) * (len(shape) - len(cur)) + cur)
     return Tensor(u if cur == shape else UOp(Ops.EXPAND, self.dtype, (u,), shape))
+
+
+# %% ../nbs/01_ops.ipynb #c0de597b
 @patch_to(Tensor)
 def _broadcasted(self, y, reverse=False) -> tuple[Tensor, Tensor]:
     "`self` and `y` made one dtype, one shape and checked to be on one device; swapped if `reverse`."

@@ -41,6 +41,8 @@ def c_const(v, d:DType) -> str:
     s = "NAN" if math.isnan(v) else ("-" if v < 0 else "") + "INFINITY" if math.isinf(v) else repr(float(v))
     if not s[-1].isdigit(): return f"(({c_types[d]}){s})"
     return s if d is dtypes.float64 else f"(({c_types[d]}){s}f)" if d is dtypes.float16 else s + "f"
+
+# %% ../nbs/04a_renderer.ipynb #b216741d
 def c_alu(op:Ops, d:DType, a:list[str]) -> str:
     "C for primitive `op` with result dtype `d` on operand expressions `a`."
     f = "" if d is dtypes.float64 else "f"
@@ -58,6 +60,8 @@ def c_alu(op:Ops, d:DType, a:list[str]) -> str:
     sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^",
            Ops.SHL: "<<", Ops.SHR: ">>", Ops.FDIV: "/"}[op]
     return f"({a[0]}{sym}{a[1]})"
+
+# %% ../nbs/04a_renderer.ipynb #84b18f0f
 def c_index(u:UOp, const=c_const, vec:set=frozenset(), names:dict|None=None) -> str:
     """C for an index expression (constants printed by `const`, values computed before by their `names`: a gather's);
     nodes in `vec` differ by lane."""
@@ -70,6 +74,8 @@ def c_index(u:UOp, const=c_const, vec:set=frozenset(), names:dict|None=None) -> 
     sym = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "/", Ops.MOD: "%", Ops.CMPLT: "<",
            Ops.AND: "&" if u in vec else "&&"}[u.op]
     return f"({a[0]}{sym}{a[1]})"
+
+# %% ../nbs/04a_renderer.ipynb #679e86af
 def c_bitcast_bf16(u:UOp, a:str) -> str:
     "BITCAST to or from bfloat16, whose C values are floats holding the bfloat16's value."
     if u.dtype is dtypes.bfloat16: return f"bf2f((uint16_t){a})"
@@ -113,6 +119,8 @@ def vector_load(u:UOp, lane:UOp, ex) -> str:
     if valid is None: return val
     if lane not in valid.toposort: return f"({ex(valid)}?{val}:({T}){{}})"
     return f"(({at(valid, 0)})&&({at(valid, lane.arg[1] - 1)})?{val}:{gather})"  # one interval: ends valid, all valid
+
+# %% ../nbs/04a_renderer.ipynb #29f1576b
 def vector_store(u:UOp, lane:UOp, vec:set, ex) -> str:
     "C for a `STORE` to lane-dependent addresses: one contiguous store, or a store per lane."
     buf, idx, val = f"data{u.src[0].arg}", u.src[1], u.src[2]

@@ -86,6 +86,7 @@ class _KernelBuilder:
 # %% ../nbs/03_schedule.ipynb #22d9a925
 @patch_to(_KernelBuilder)
 def _build(self, u:UOp, mops:tuple) -> UOp:
+    "The kernel's node for `u`, read through movement ops `mops` (outermost first); `_Realize(u)` if it needs a buffer."
     if (k := next((i for i, o in enumerate(self.outs) if o.op is Ops.ASSIGN and o.src[0] is u), None)) is not None:
         # what a write in place overwrites
         return UOp(Ops.LOAD, u.dtype, (UOp(Ops.PARAM, u.dtype, (), k),), _view(u.shape, mops))
@@ -236,6 +237,9 @@ def _resym(x, new:dict):
         return ShapeTracker(views)
     if isinstance(x, Sym): return Sym(new[x.u], (x.lo, int(x)))
     return tuple(_resym(y, new) for y in x) if isinstance(x, tuple) else x
+
+
+# %% ../nbs/03_schedule.ipynb #d8ab201e
 def _normalize(roots:list[UOp]) -> tuple[tuple, dict]:
     """`roots` with every `BUFFER` made a numbered `_Slot` (in a `Sym` size's expression too), and the map from new
     nodes back to old ones."""
@@ -250,6 +254,9 @@ def _normalize(roots:list[UOp]) -> tuple[tuple, dict]:
                   u if src == u.src and arg is u.arg else
                   u.replace(src=src, arg=arg))
     return tuple(new[r] for r in roots), {v: k for k, v in new.items()}
+
+
+# %% ../nbs/03_schedule.ipynb #822e5b04
 @functools.lru_cache(maxsize=256)  # bounded: a graph no step builds any more is dropped
 def schedule_cache(key:tuple) -> list[KernelPlan]: return create_schedule(list(key))
 def cached_schedule(roots:list[UOp]) -> list[KernelPlan]:
@@ -258,6 +265,7 @@ def cached_schedule(roots:list[UOp]) -> list[KernelPlan]:
     key, back = _normalize(roots)
     return [KernelPlan(tuple(back[u] for u in k.outs), back.get(k.ast, k.ast), [back[u] for u in k.ins])
             for k in schedule_cache(key)]
+
 
 # %% ../nbs/03_schedule.ipynb #a5873c4f
 def print_schedule(items:list[ScheduleItem]) -> None:

@@ -279,6 +279,8 @@ def repeat(self, *repeats) -> Tensor:
     base = (1,) * (len(r) - self.ndim) + self.shape
     x = self.reshape(tuple(v for s in base for v in (1, s))).expand(tuple(v for n, s in zip(r, base) for v in (n, s)))
     return x.reshape(tuple(n * s for n, s in zip(r, base)))
+
+# %% ../nbs/00_tensor.ipynb #7fa05ed9
 @patch_to(Tensor)
 def split(self, sizes, dim=0) -> list[Tensor]:
     "Cut along `dim` into pieces of `sizes` (an int: equal pieces, the last may be smaller)."
@@ -371,6 +373,8 @@ def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad=None
     "`start, start+step, ...` up to but excluding `stop` (ints unless an argument is a float)."
     start, n, step, dtype = arange_args(start, stop, step, dtype)
     return Tensor(start + np.arange(n, dtype=np.float64) * step, device, dtype, requires_grad)
+
+# %% ../nbs/00_tensor.ipynb #e246af74
 def arange_args(start, stop, step, dtype) -> tuple:
     "`arange`'s first value, length, step and dtype, checked."
     if stop is None: start, stop = 0, start
@@ -378,6 +382,8 @@ def arange_args(start, stop, step, dtype) -> tuple:
     ints = all(isinstance(x, (int, np.integer)) for x in (start, stop, step))
     dtype = to_dtype(dtype or (dtypes.default_int if ints else dtypes.default_float))
     return start, max(0, math.ceil((stop - start) / step)), step, dtype
+
+# %% ../nbs/00_tensor.ipynb #1d9c75a0
 @patch_to(Tensor)
 @staticmethod
 def linspace(start, stop, steps:int, dtype=None, device=None, requires_grad=None) -> Tensor:
@@ -398,6 +404,8 @@ def eye(n:int, m:int|None=None, dtype=None, device=None, requires_grad=None) -> 
 
 # %% ../nbs/00_tensor.ipynb #a280995b
 THREEFRY_ROT = (13, 15, 26, 6, 17, 29, 16, 24)
+
+# %% ../nbs/00_tensor.ipynb #bf1005a6
 def threefry2x32(x0, x1, k0:int, k1:int):
     "Threefry-2x32-20 of the counter words `x0, x1` (uint32 arrays) under key `(k0, k1)`."
     with np.errstate(over="ignore"):
@@ -508,6 +516,8 @@ def scaled_uniform(*shape, **kw) -> Tensor:
 
 # %% ../nbs/00_tensor.ipynb #f6711f94
 def _idx_int(i) -> bool: return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+# %% ../nbs/00_tensor.ipynb #d7338b65
 @patch_to(Tensor)
 def _stride(self, d:int, s:int) -> Tensor:
     "Every `s`-th element of axis `d`, starting with the first."

@@ -123,6 +123,8 @@ def strides_for(shape:tuple) -> tuple:
     st, acc = [], 1
     for s in reversed(shape): st.append(acc if s != 1 else 0); acc *= s
     return tuple(reversed(st))
+
+# %% ../nbs/00_uop.ipynb #5aafa7cb
 @dataclass(frozen=True)
 class View:
     shape: tuple
@@ -153,12 +155,17 @@ def shrink(self, arg):
     m = tuple((min(max(lo, b), e) - b, max(min(hi, e), b) - b) for (lo, hi), (b, e) in zip(_mask(self), arg))
     off = self.offset + sum(b * s for (b, _), s in zip(arg, self.strides))
     return View(tuple(e - b for b, e in arg), self.strides, off, m if self.mask else None)
+
+# %% ../nbs/00_uop.ipynb #03bf8a8c
 @patch_to(View)
 def pad(self, arg):
+    "Pad axis i by `arg[i]` = (before, after): the elements that are padding fall outside the mask."
     padded = any(b or e for b, e in arg) or self.mask
     m = tuple((lo + b, hi + b) for (lo, hi), (b, _) in zip(_mask(self), arg)) if padded else None
     off = self.offset - sum(b * s for (b, _), s in zip(arg, self.strides))
     return View(tuple(s + b + e for s, (b, e) in zip(self.shape, arg)), self.strides, off, m)
+
+# %% ../nbs/00_uop.ipynb #2f6daacf
 @patch_to(View)
 def flip(self, axes):
     f = [i in axes for i in range(len(self.shape))]
@@ -183,6 +190,8 @@ def _restride(v:View, new:tuple) -> View|None:
         n, s, m = runs.pop(); st.append(s); mask.append(m or (0, k))
         if n > k: runs.append((n // k, s * k, None))
     return None if runs else View(tuple(new), tuple(reversed(st)), v.offset, tuple(reversed(mask)) if v.mask else None)
+
+# %% ../nbs/00_uop.ipynb #ec4837d1
 @patch_to(View)
 def reshape(self, shape) -> View|None:
     in_order = all(a == b for n, a, b in zip(self.shape, self.strides, strides_for(self.shape)) if n != 1)

@@ -23,23 +23,29 @@ from conftest import nbdev_skips, nbdev_tests  # noqa: E402  the cells nbdev_tes
 
 EXPORTED = "# exported to tinybook."  # the first line of an exported cell's code on its page, then the module's name
 
-def tidy(nb) -> None:
+def tidy(nb, name:str="") -> None:
     "Drop `#| hide` and `#| default_exp` cells, the code of `#| echo: false` cells (their output stays), the `#|` directives of the "
-    "others (an exported cell's becomes its first line, `EXPORTED` and the module) and the title cell's frontmatter (`- order: 3`); "
+    "others (an exported cell's becomes its first line, `EXPORTED` and the module, and says so when it is a course exercise) and "
+    "the title cell's frontmatter (`- order: 3`), after which notebook `name`'s page, if it has exercises, says how to build it; "
     "links to notebooks go to their pages; headings lose their backticks (mkdocs-jupyter's table of contents drops code from the "
     "anchors it links, nbconvert's heading ids keep it)."
     mod = next((m[1] for c in nb.cells if (m := re.match(r"#\|\s*default_exp\s+([\w.]+)", c.source.lstrip()))), None)
     nb.cells = [c for c in nb.cells if not re.match(r"#\|\s*(hide|default_exp)\b", c.source.lstrip())]
+    exercises = sum(bool(re.search(r"^#\|\s*exercise\b", c.source, re.M)) for c in nb.cells if c.cell_type == "code")
     for c in nb.cells:
         if c.cell_type == "code":
             if re.search(r"^#\|\s*echo:\s*false\b", c.source, re.M): c.metadata.setdefault("tags", []).append("echo-false")
             exp = re.search(r"^#\|\s*export[is]?\b[ \t]*([\w.]*)", c.source, re.M)
+            ex = " (a course exercise)" * bool(re.search(r"^#\|\s*exercise\b", c.source, re.M))
             c.source = re.sub(r"^#\|.*\n?", "", c.source, flags=re.M).strip()
-            if exp: c.source = f"{EXPORTED}{exp[1] or mod}\n{c.source}"  # the package's code, not a check of it
+            if exp: c.source = f"{EXPORTED}{exp[1] or mod}{ex}\n{c.source}"  # the package's code, not a check of it
         else:
             c.source = re.sub(r"\]\((?:\.\./)?(?:nbs/)?([\w.-]+)\.ipynb(#[\w-]*)?\)", r"](\1.html\2)", c.source)
             c.source = re.sub(r"^#{1,6} .*$", lambda m: m[0].replace("`", ""), c.source, flags=re.M)
     if md := next((c for c in nb.cells if c.cell_type == "markdown"), None): md.source = re.sub(r"^- \w+: .*\n?", "", md.source, flags=re.M)
+    if md and exercises:
+        md.source = (md.source.rstrip() + f"\n\n**Build it yourself:** the {exercises} cells marked *a course exercise* are the functions "
+                     f"a learner writes; `tinybook course start {name}` makes the copy with them empty ([the course](11_course.html)).")
 
 def build(path:Path, out:Path|None, execute:bool) -> tuple[str|None, float, list]:
     "Run notebook `path` (unless not `execute`), tidy it and write it to folder `out` (if any): the error that stopped it (or None), "
@@ -59,7 +65,7 @@ def build(path:Path, out:Path|None, execute:bool) -> tuple[str|None, float, list
         except Exception as e:  # a failing cell (CellExecutionError), a timeout, a kernel that died
             first = nb.cells[cur["i"]].source.splitlines()[0] if "i" in cur and nb.cells[cur["i"]].source else ""
             err = f"{os.path.relpath(path, root)} cell {cur.get('i', '?')} ({first[:80]}): {type(e).__name__}\n{e}"
-    if out is not None: tidy(nb); nbformat.write(nb, out / path.name)
+    if out is not None: tidy(nb, path.stem); nbformat.write(nb, out / path.name)
     return err, time.perf_counter() - t0, times
 
 @functools.cache

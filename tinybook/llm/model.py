@@ -132,6 +132,7 @@ class Transformer:
 # %% ../../nbs/09b_model.ipynb #3f732bb1
 @patch_to(Transformer)
 def _attention(self, b:dict, ck:Tensor, cv:Tensor, h:Tensor, pos, n:int, local:bool) -> Tensor:
+    "Attention of block `b` for the `n` new tokens `h` at positions `pos`..: keys and values cached in `ck`, `cv`."
     c, at = self.cfg, Tensor.arange(n, device=h.device) + pos  # (n,) the positions of the new tokens
     q, k, v = [b[f"attn_{x}"](h).reshape(n, m, c.head_dim)
                for x, m in (("q", c.heads), ("k", c.kv_heads), ("v", c.kv_heads))]
@@ -230,13 +231,18 @@ class Sampler:
         for k, ok in checks:
             if not ok: raise ValueError(f"Sampler: {k}={getattr(self, k)!r} is out of range")
         self.rng = np.random.default_rng(self.seed)
-    def __call__(self, logits:np.ndarray) -> int:
-        if self.temperature == 0: return int(np.argmax(logits))
-        order = np.argsort(-logits, kind="stable")[:self.top_k or None]
-        p = np.exp(logits[order] - logits[order[0]]); p /= p.sum()
-        keep = (np.concatenate([[0], np.cumsum(p)[:-1]]) < self.top_p) & (p >= self.min_p * p[0])
-        q = np.exp((logits[order] - logits[order[0]]) / self.temperature) * keep
-        return int(order[self.rng.choice(len(q), p=q / q.sum())])
+
+
+# %% ../../nbs/09b_model.ipynb #78388bfe
+@patch_to(Sampler)
+def __call__(self, logits:np.ndarray) -> int:
+    "The next token for `logits` (vocab,): the argmax at temperature 0, else a draw among what the cuts keep."
+    if self.temperature == 0: return int(np.argmax(logits))
+    order = np.argsort(-logits, kind="stable")[:self.top_k or None]
+    p = np.exp(logits[order] - logits[order[0]]); p /= p.sum()
+    keep = (np.concatenate([[0], np.cumsum(p)[:-1]]) < self.top_p) & (p >= self.min_p * p[0])
+    q = np.exp((logits[order] - logits[order[0]]) / self.temperature) * keep
+    return int(order[self.rng.choice(len(q), p=q / q.sum())])
 
 # %% ../../nbs/09b_model.ipynb #1ec73c67
 def generate(model:Transformer, ids:list[int], max_new:int, sampler:Sampler|None=None, stop_ids=()):
@@ -258,6 +264,8 @@ def _borders(s:str) -> list[int]:
         while k and s[i] != s[k]: k = f[k - 1]
         k += s[i] == s[k]; f[i] = k
     return f
+
+# %% ../../nbs/09b_model.ipynb #03141423
 class StopText:
     "Text as it streams, held back while it could still become a `stop` string, and cut before the first that appears."
     def __init__(self, stop=()):

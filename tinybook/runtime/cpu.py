@@ -39,6 +39,8 @@ def host_panel() -> int:
     ("Bytes a cache block of a matmul's reused operand may take: a core's L2 (`CPU_L2` in KiB, else what sysfs "
      "says; measured best here), 1 MiB if unknown.")
     return 1024 * kib if (kib := getenv("CPU_L2") or _l2_kib()) else 1 << 20
+
+# %% ../../nbs/05a_cpu.ipynb #23b2f2b3
 def compile_c(src:str, name:str="kernel", flags:tuple=()) -> Path:
     ("A shared library built from C `src` (with extra `flags`) for `CPU_ARCH` (gcc's -march, default native), cached "
      "on disk by a hash of all.")
@@ -93,25 +95,6 @@ class CPUProgram:
     def __init__(self, name:str, lib:Path|bytes, global_size:tuple|None=None):
         self.name, self.lib, self.global_size, self.checked = name, lib, global_size, False
         self.fxn = getattr(ctypes.CDLL(str(lib)) if isinstance(lib, Path) else load_lib(lib), name)
-    def __call__(self, *arrays:np.ndarray, global_size:tuple|None=None, threads:int=1) -> float:
-        ("Run with the outermost loop's `global_size[0]` trips (its own when not given) split among `threads`; returns "
-         "the seconds it took.")
-        if (gs := global_size or self.global_size) is None:  # fewer trips than its own would compute part of its output
-            raise ValueError(f"kernel {self.name}: pass global_size=(n,), n the trips of its outer loop (the size "
-                             "`CompiledKernel` carries); this program was made without one")
-        n = gs[0]
-        ptrs = [ctypes.c_void_p(a.ctypes.data) for a in arrays]
-        if not self.checked: self._check(ptrs, n)
-        k = max(1, min(threads, n))  # no more parts than trips: each part a nonempty range
-        parts = [(n * i // k, n * (i + 1) // k) for i in range(k)]
-        t0 = time.perf_counter()
-        if len(parts) == 1: self.fxn(*ptrs, ctypes.c_int(0), ctypes.c_int(n))
-        else:  # this thread runs the first part while the pool runs the others
-            # the arrays live while it runs
-            run = lambda a, b, _keep=arrays: self.fxn(*ptrs, ctypes.c_int(a), ctypes.c_int(b))
-            futs = [thread_pool(len(parts) - 1).submit(run, a, b) for a, b in parts[1:]]
-            self.fxn(*ptrs, ctypes.c_int(parts[0][0]), ctypes.c_int(parts[0][1])); [f.result() for f in futs]
-        return time.perf_counter() - t0
     def _check(self, ptrs:list, n:int) -> None:
         "Run once in a forked child (its writes stay there); a crash becomes an error here."
         if (pid := os.fork()) == 0:
@@ -120,6 +103,28 @@ class CPUProgram:
             raise RuntimeError(f"kernel {self.name} crashed with {signal.Signals(os.WTERMSIG(st)).name} "
                                "(in a child process; this one is unharmed)")
         self.checked = True
+
+# %% ../../nbs/05a_cpu.ipynb #80ab5d25
+@patch_to(CPUProgram)
+def __call__(self, *arrays:np.ndarray, global_size:tuple|None=None, threads:int=1) -> float:
+    ("Run with the outermost loop's `global_size[0]` trips (its own when not given) split among `threads`; returns "
+     "the seconds it took.")
+    if (gs := global_size or self.global_size) is None:  # fewer trips than its own would compute part of its output
+        raise ValueError(f"kernel {self.name}: pass global_size=(n,), n the trips of its outer loop (the size "
+                         "`CompiledKernel` carries); this program was made without one")
+    n = gs[0]
+    ptrs = [ctypes.c_void_p(a.ctypes.data) for a in arrays]
+    if not self.checked: self._check(ptrs, n)
+    k = max(1, min(threads, n))  # no more parts than trips: each part a nonempty range
+    parts = [(n * i // k, n * (i + 1) // k) for i in range(k)]
+    t0 = time.perf_counter()
+    if len(parts) == 1: self.fxn(*ptrs, ctypes.c_int(0), ctypes.c_int(n))
+    else:  # this thread runs the first part while the pool runs the others
+        # the arrays live while it runs
+        run = lambda a, b, _keep=arrays: self.fxn(*ptrs, ctypes.c_int(a), ctypes.c_int(b))
+        futs = [thread_pool(len(parts) - 1).submit(run, a, b) for a, b in parts[1:]]
+        self.fxn(*ptrs, ctypes.c_int(parts[0][0]), ctypes.c_int(parts[0][1])); [f.result() for f in futs]
+    return time.perf_counter() - t0
 
 # %% ../../nbs/05a_cpu.ipynb #9afb031e
 def _compile(ast:UOp, opts:list[Opt], renderer) -> CompiledKernel:

@@ -222,10 +222,14 @@ RPC_IOCTL = {"INVOKE": ("R", 1, fastrpc_ioctl_invoke), "INIT": ("R", 6, fastrpc_
              "CONTROL": ("R", 12, fastrpc_ioctl_control), "ION_ALLOC": ("I", 0, ion_allocation_data),
              "ION_FREE": ("I", 1, ion_handle_data), "ION_SHARE": ("I", 4, ion_fd_data)}
 RPC_IOCTL_NR = {n: _IOWR(t, nr, C.sizeof(s)) for n, (t, nr, s) in RPC_IOCTL.items()}
+
+# %% ../../nbs/07_dsp.ipynb #eb03eaca
 def rpc_sc(method:int, ins:int, outs:int, fds:int=0) -> int:
     ("A call's scalars word: the method, how many in- and out-buffers, and (tinygrad's use of the low byte) how many "
      "buffers go by fd.")
     return method << 24 | ins << 16 | outs << 8 | fds
+
+# %% ../../nbs/07_dsp.ipynb #0f419c31
 FASTRPC_INIT_CREATE, ION_SYSTEM_HEAP_ID, ION_FLAG_CACHED, CDSP_DOMAIN = 1, 25, 1, 3
 APPS_STD = {"greeting": rpc_sc(0, 2, 2), "open": rpc_sc(19, 5, 1), "close": rpc_sc(3, 1, 0), "seek": rpc_sc(9, 1, 0),
             "read": rpc_sc(4, 1, 2)}
@@ -274,6 +278,8 @@ def call(self, handle:int, method:int, ins:list=(), outs:list=(), fds:list[int]=
     attrs = (C.c_uint32 * n)(*[0] * (n - len(fds)), *[1] * len(fds))
     full = fastrpc_ioctl_invoke_attrs(inv=inv, fds=C.addressof(fdl), attrs=C.addressof(attrs))
     self.drv.ioctl("INVOKE_ATTRS", full)
+
+# %% ../../nbs/07_dsp.ipynb #af78690e
 @patch_to(FastRPC, "open")
 def _open(self, name:str, lib:bytes) -> int:  # named apart from the built-in open
     ("Load library `name` on the DSP (its loader reads it through our listener) with remotectl's open: the "
@@ -288,6 +294,8 @@ def _open(self, name:str, lib:bytes) -> int:  # named apart from the built-in op
 
 # %% ../../nbs/07_dsp.ipynb #dsplist
 def _a8(n:int) -> int: return (n + 7) // 8 * 8
+
+# %% ../../nbs/07_dsp.ipynb #9b06f604
 def _pack(buf, parts:list[bytes]) -> int:
     ("Lay `parts` out in ctypes buffer `buf` as the listener's messages do (each one's size, its bytes from the next "
      "8-byte boundary): bytes used.")
@@ -296,6 +304,8 @@ def _pack(buf, parts:list[bytes]) -> int:
         C.c_uint32.from_buffer(buf, n).value = len(b)
         C.memmove(C.addressof(buf) + _a8(n + 4), b, len(b)); n = _a8(n + 4) + len(b)
     return n
+
+# %% ../../nbs/07_dsp.ipynb #85a1dc84
 @patch_to(FastRPC)
 def listen(self) -> None:
     ("The listener: each call answers the DSP's last request (its context, a status, the answer) and returns the "

@@ -22,7 +22,11 @@ __all__ = ['kgsl_devinfo', 'kgsl_device_getproperty', 'kgsl_drawctxt_create', 'k
            'QCOMProgram', 'QCOMDevice']
 
 # %% ../../nbs/06_qcom_kgsl.ipynb #2dbcced2
-def _IOC(d:int, nr:int, size:int) -> int: return d << 30 | size << 16 | 0x09 << 8 | nr  # KGSL's ioctl type is 0x09
+def _IOC(d:int, nr:int, size:int) -> int:
+    "The ioctl number of direction `d`, number `nr` and a struct of `size` bytes; KGSL's ioctl type is 0x09."
+    return d << 30 | size << 16 | 0x09 << 8 | nr
+
+# %% ../../nbs/06_qcom_kgsl.ipynb #435cab9a
 _IOW, _IOWR = 1, 3
 def _struct(name:str, fields:str) -> type:
     "A ctypes struct from 'field:type ...' (u32, u64, ptr), laid out as C lays out the kernel's header."
@@ -119,6 +123,8 @@ def pack(self, fields:list[Field], **vals) -> int:
             raise ValueError(f"{k}={v << f.shr} does not fit bits {f.low}..{f.high}")
         out |= v << f.low
     return out
+
+# %% ../../nbs/06_qcom_kgsl.ipynb #77a08d1f
 @patch_to(RegDB)
 def unpack(self, fields:list[Field], v:int) -> dict:
     "The values of `fields` in `v`, shifted back by `shr`; a name where the field's enum has one."
@@ -135,6 +141,8 @@ def _odd(v:int) -> int: return (bin(v).count("1") + 1) & 1  # the bit that makes
 def pkt4(reg:int, n:int) -> int:
     "The header of a type-4 packet: write `n` registers from `reg`."
     return 0x40000000 | n & 0x7f | _odd(n) << 7 | (reg & 0x3ffff) << 8 | _odd(reg) << 27
+
+# %% ../../nbs/06_qcom_kgsl.ipynb #d7a146b6
 def pkt7(op:int, n:int) -> int:
     "The header of a type-7 packet: opcode `op`, `n` payload dwords."
     return 0x70000000 | n & 0x3fff | _odd(n) << 15 | (op & 0x7f) << 16 | _odd(op) << 23
@@ -549,6 +557,8 @@ def texture(self, img:_Image) -> list[int]:
                          PITCHALIGN=(pitch & -pitch).bit_length() - 7),  # log2(alignment / 64)
             0, self.db.pack(d[4][1], BASE_LO=base & 0xffffffff), self.db.pack(d[5][1], BASE_HI=base >> 32),
             0x400000, 13] + [0] * 8  # dwords 6 and 7: values tinygrad copied from Qualcomm's driver, meaning unknown
+
+# %% ../../nbs/06_qcom_kgsl.ipynb #86b3176b
 @patch_to(QCOMDevice)
 def sampler(self) -> list[int]:
     "The 4 dwords of 05b's sampler (`CL_IMAGE`'s smp): nearest, clamped to the border, unnormalized coordinates."
