@@ -39,7 +39,7 @@ def pytest_addoption(parser):
                           "the default), or test the _site/ there is")
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: a dev test that needs llama-cpp-python and the real model; `make slow` runs it")
+    config.addinivalue_line("markers", "slow: a dev test `make slow` runs (the real model against llama.cpp, the course's copies run whole)")
 
 def pytest_collection_modifyitems(config, items):
     slow = "slow" in (config.getoption("markexpr") or "")
