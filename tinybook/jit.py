@@ -343,7 +343,10 @@ def _plan(cap:_Capture, named:list[tuple[str, Tensor]], in_bufs:list[Buffer], re
     consts = {id(b): s for s, (k, b) in enumerate(zip(kinds, bufs)) if k in ("const", "kept")}
     owners = [(weakref.ref(t), consts[id(b)], b) for t in gc.get_objects()
               if type(t) is Tensor and id(b := _buf(t)) in consts]
-    temps = [(weakref.ref(t), sid[id(b)], t.shape) for t, b in final.values() if id(t) not in cap.assigned]
+    # tensors it realized, to point at their new values; not its results, which keep the capture's (as a replay's do)
+    rets = {id(t) for t in leaves}
+    temps = [(weakref.ref(t), sid[id(b)], t.shape) for t, b in final.values()
+             if id(t) not in cap.assigned and id(t) not in rets]
     # random numbers the kernels read: drawn anew each replay
     draws = [(consts[id(b)], make) for b, make in cap.draws if id(b) in consts]
     return CapturedJit(spec, libs, proxies, [t for t, _ in state], kernels, temps, owners, draws,
