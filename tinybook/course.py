@@ -7,12 +7,12 @@ __all__ = ['TODO', 'SKIPS', 'DIR', 'MILESTONES', 'course_commands', 'nbs_dir', '
            'student_copy', 'stand_in', 'run_check', 'start', 'check', 'progress', 'begin', 'mine', 'planted',
            'milestone']
 
-# %% ../nbs/11_course.ipynb #94577874
+# %% ../nbs/11_course.ipynb #733a0c3c
 import ast, io, re, json, uuid, types, shutil, hashlib, inspect, tempfile, textwrap, importlib, contextlib
-import traceback, dataclasses
+import sys, signal, traceback, subprocess, dataclasses
 from pathlib import Path
 
-# %% ../nbs/11_course.ipynb #9663501f
+# %% ../nbs/11_course.ipynb #3b4e1ec6
 TODO = "exercise: not written yet"  # what a stub raises: a function that still raises it is not written
 SKIPS = ("slow", "bench", "cuda", "metal", "qcom", "dsp", "model")  # cells no test run runs: shown, not run, in a copy
 DIR = "tinybook-course"  # the learner's workspace, in the current directory, unless `--dir` says otherwise
@@ -29,7 +29,7 @@ def _flags(src:str) -> dict[str, str]:
     return {m[1]: m[2].strip() for m in re.finditer(r"^#\|\s*([\w-]+):?[ \t]*(.*)$", src, re.M)}
 def _code(src:str) -> str: return re.sub(r"^#\|.*\n?", "", src, flags=re.M).strip() + "\n"
 
-# %% ../nbs/11_course.ipynb #78eadb0d
+# %% ../nbs/11_course.ipynb #ca56f21d
 @dataclasses.dataclass
 class Exercise:
     "A function of a chapter's exported code that the learner writes, with its hint, check and planted fault."
@@ -48,7 +48,7 @@ def _owner(fn:ast.FunctionDef) -> str|None:
     return next((d.args[0].id for d in fn.decorator_list if getattr(getattr(d, "func", 0), "id", 0) == "patch_to"),
                 None)
 
-# %% ../nbs/11_course.ipynb #f2e0d5b3
+# %% ../nbs/11_course.ipynb #d5a93f88
 def _modules(chapter:str) -> list[str]:
     "The modules notebook `chapter` exports to, its own first."
     fs = [_flags(c["source"]) for c in _cells(nbs_dir() / f"{chapter}.ipynb") if c["cell_type"] == "code"]
@@ -75,7 +75,7 @@ def chapters() -> list[str]:
     return [p.stem for p in sorted(nbs_dir().glob("[0-9]*.ipynb"))
             if re.search(r'"#\|\s*exercise\b', p.read_text(encoding="utf-8"))]
 
-# %% ../nbs/11_course.ipynb #2ca15dac
+# %% ../nbs/11_course.ipynb #13014337
 def stub(ex:Exercise) -> str:
     "The learner's starting cell: signature and docstring, the hint, a body raising `TODO`, the line that checks it."
     fn, lines = _def(ex.code), ex.code.splitlines()
@@ -85,7 +85,7 @@ def stub(ex:Exercise) -> str:
     return "\n".join(lines[fn.lineno - 1:first.lineno - 1] + doc + hint +
                      [f"{ind}raise NotImplementedError({TODO!r})", f"{ex.name} = mine({ex.name})"]) + "\n"
 
-# %% ../nbs/11_course.ipynb #59c02ea9
+# %% ../nbs/11_course.ipynb #3170bebd
 def student_copy(chapter:str) -> dict:
     "Notebook `chapter` as a learner starts it: its text, each exercise a stub, its other exported code as text (the "
     "package runs it), cells needing hardware shown and not run."
@@ -113,7 +113,7 @@ def student_copy(chapter:str) -> dict:
         else: cells.append(code(src))
     return dict(nb, cells=cells)
 
-# %% ../nbs/11_course.ipynb #a9f2d61d
+# %% ../nbs/11_course.ipynb #ff3a92e5
 _refs: dict = {}  # (module, owner, name) -> (the package's function, its (code, defaults, kwdefaults)), at first use
 def _ref(ex:Exercise) -> tuple:
     if (key := (ex.module, ex.owner, ex.name)) not in _refs:
@@ -144,7 +144,7 @@ def stand_in(ex:Exercise, fn:types.FunctionType):
         _swap(ex, None, {})
         for k in new: mod.pop(k, None)
 
-# %% ../nbs/11_course.ipynb #1a133e0d
+# %% ../nbs/11_course.ipynb #7d908c1a
 def _compile(ex:Exercise, code:str) -> types.FunctionType|None:
     "The learner's function from their cell `code`, compiled among the package's names; None while it is the stub."
     tree, keep = ast.parse(code), (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign)
@@ -168,7 +168,7 @@ def run_check(ex:Exercise) -> tuple[bool, str]:
         return False, f"{type(e).__name__}: {e}" + (f" (your {ex.name}, line {yours[-1].lineno})" if yours else "")
     return True, next((ln for ln in reversed(out.getvalue().splitlines()) if ln.startswith("ok")), "ok")
 
-# %% ../nbs/11_course.ipynb #75f64ea9
+# %% ../nbs/11_course.ipynb #b21dd6ca
 def _sha(code:str, name:str) -> str:
     "A hash of the function `name` in `code`, blind to comments, spacing and decorators."
     fn = _def(code, name); fn.decorator_list = []
@@ -193,13 +193,15 @@ def _finished(d, but:str) -> list[tuple[Exercise, types.FunctionType]]:
                 out.append((ex, _compile(ex, code[ex.name])))
     return out
 
-# %% ../nbs/11_course.ipynb #23edaa52
+# %% ../nbs/11_course.ipynb #d018c83a
+def _known(chapter:str) -> str:
+    if chapter not in (have := chapters()):
+        raise ValueError(f"no exercises in {chapter!r}: the chapters with exercises are {', '.join(have)}")
+    return chapter
 def start(chapter:str, d:str=DIR, force:bool=False) -> Path:
     "Write the learner's copy of `chapter` into workspace `d` (and the measurements its cells show); a copy already "
     "there (their work) stays unless `force`."
-    if chapter not in (have := chapters()):
-        raise ValueError(f"no exercises in {chapter!r}: the chapters with exercises are {', '.join(have)}")
-    p = Path(d) / f"{chapter}.ipynb"
+    p = Path(d) / f"{_known(chapter)}.ipynb"
     if p.exists() and not force: raise FileExistsError(f"{p} exists (your work): --force writes a fresh copy over it")
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(json.dumps(student_copy(chapter), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -222,7 +224,7 @@ def check(chapter:str, d:str=DIR, only:str|None=None) -> dict[str, tuple[str, st
     _record(d, chapter, rec)
     return out
 
-# %% ../nbs/11_course.ipynb #f31eae2d
+# %% ../nbs/11_course.ipynb #b69fb327
 def progress(d:str=DIR) -> list[tuple[str, int, int, str]]:
     "Per chapter with exercises: (chapter, passed, exercises, a mark per exercise: + passed, x failed, ~ changed since "
     "its check, . not written; '' when the chapter is not started)."
@@ -237,7 +239,7 @@ def progress(d:str=DIR) -> list[tuple[str, int, int, str]]:
         rows.append((ch, marks.count("+"), len(exs), marks if (Path(d) / f"{ch}.ipynb").exists() else ""))
     return rows
 
-# %% ../nbs/11_course.ipynb #94ef335b
+# %% ../nbs/11_course.ipynb #b3f1c8ba
 _now: list = []  # the chapter `begin` started in this notebook
 def begin(chapter:str, ns:dict) -> None:
     "The first cell of a learner's copy: the chapter's modules' names into `ns`; their finished exercises of other "
@@ -261,7 +263,7 @@ def mine(fn:types.FunctionType) -> types.FunctionType:
                 _record(".", ex.chapter, {ex.name: (_sha(inspect.getsource(fn), ex.name), ok, msg)})
     return ex.reference()
 
-# %% ../nbs/11_course.ipynb #28396a23
+# %% ../nbs/11_course.ipynb #aac82ba8
 def planted(chapter:str) -> list[str]:
     "What is wrong with `chapter`'s exercises ([] if nothing): in a fresh learner's copy the book's code pasted back "
     "must pass every check, and each planted fault must fail its own."
@@ -280,7 +282,7 @@ def planted(chapter:str) -> list[str]:
             put(ex, ex.code)
     return bad
 
-# %% ../nbs/11_course.ipynb #8563aaa4
+# %% ../nbs/11_course.ipynb #e6e9b988
 def _digits() -> str:
     "Train 02c's digits CNN for 150 Adam steps; its accuracy on 360 held-out digits."
     import numpy as np
@@ -341,15 +343,28 @@ def milestone(name:str, d:str=DIR) -> str:
         for ex, fn in (mine := _finished(d, "")): stack.enter_context(stand_in(ex, fn))
         return f"{name}: {MILESTONES[name][1]()} ({len(mine)} of your functions stood in)"
 
-# %% ../nbs/11_course.ipynb #393b50e1
+# %% ../nbs/11_course.ipynb #ab674435
 def _start(a):
     p = start(a.chapter, a.dir, a.force)
     print(f"wrote {p}: open it in Jupyter (`jupyter lab {p}`), or edit it anywhere and run `tinybook course check "
           f"{a.chapter}{'' if a.dir == DIR else f' --dir {a.dir}'}`")
+def _isolated(chapter:str, d:str, name:str) -> tuple[str, str]:
+    "Exercise `name`'s check in a process of its own: a learner's code that crashes it (a kernel writing out of "
+    "bounds) fails that exercise, not the command."
+    code = f"import json; from tinybook.course import check; print(json.dumps(check({chapter!r}, {d!r}, {name!r})))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if r.returncode == 0: return tuple(json.loads(r.stdout.splitlines()[-1])[name])
+    why = f"signal {signal.Signals(-r.returncode).name}" if r.returncode < 0 else r.stderr.strip().splitlines()[-1]
+    msg = f"the check's process died ({why}): your code crashed it"
+    if name in (yours := _learner(Path(d) / f"{chapter}.ipynb")):
+        _record(d, chapter, {name: (_sha(yours[name], name), False, msg)})
+    return "failed", msg
 def _check(a):
-    res = check(a.chapter, a.dir)
+    if not (Path(a.dir) / f"{_known(a.chapter)}.ipynb").exists(): check(a.chapter, a.dir)  # says how to start it
+    res = {f"{e.owner}.{e.name}" if e.owner else e.name: _isolated(a.chapter, a.dir, e.name)
+           for e in exercises(a.chapter)}
     print(f"{a.chapter}: {sum(s == 'ok' for s, _ in res.values())} of {len(res)} exercises pass")
-    for name, (s, msg) in res.items(): print(f"  {s:<7} {name:<20} {msg}")
+    for name, (s, msg) in res.items(): print(f"  {s:<7} {name:<24} {msg}")
     if any(s == "failed" for s, _ in res.values()): raise SystemExit(1)
 def _progress(a):
     print(f"{'chapter':<16} {'passed':>6}  exercises (+ passed, x failed, ~ changed since checked, . to write)")
@@ -362,8 +377,16 @@ def _args(*names):
         p.add_argument("--dir", default=DIR, help=f"the workspace folder (default: ./{DIR})")
         if "force" in names: p.add_argument("--force", action="store_true", help="write over an existing copy")
     return add
-course_commands = {"start": ("write a chapter's copy with its exercises to write", _args("chapter", "force"), _start),
-                   "check": ("run a chapter's checks on your code", _args("chapter"), _check),
+def _said(run):
+    "`run`, its errors (a chapter without exercises, a copy that is missing or already there) one line on stderr."
+    def go(a):
+        try: run(a)
+        except (ValueError, FileNotFoundError, FileExistsError) as e:
+            raise SystemExit(f"tinybook course: {e}") from None
+    return go
+course_commands = {"start": ("write a chapter's copy with its exercises to write", _args("chapter", "force"),
+                             _said(_start)),
+                   "check": ("run a chapter's checks on your code", _args("chapter"), _said(_check)),
                    "progress": ("the chapters and your exercises in each", _args(), _progress),
                    "milestone": ("run the digits CNN, a kernel, a JIT replay or Gemma on your stack", _args("name"),
                                  _milestone)}
