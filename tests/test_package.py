@@ -85,3 +85,4 @@ def test_wheel_in_a_fresh_venv(tmp_path):
     assert re.search(r"\bCPU\b.*\bworks\b", sh(venv / "bin" / "tinybook", "devices", cwd=tmp_path, env=env))
     sh(venv / "bin" / "tinybook", "course", "start", "01_ops", cwd=tmp_path, env=env)  # the course from the wheel's notebooks
     assert "01_ops: 0 of 3 exercises pass" in sh(venv / "bin" / "tinybook", "course", "check", "01_ops", cwd=tmp_path, env=env)
+    assert re.search(r"^01_ops +0/3  \.\.\.$", sh(venv / "bin" / "tinybook", "course", "progress", cwd=tmp_path, env=env), re.M)

@@ -7,12 +7,12 @@ __all__ = ['TODO', 'SKIPS', 'DIR', 'MILESTONES', 'CHECK_SECONDS', 'course_comman
            'chapters', 'stub', 'student_copy', 'stand_in', 'run_check', 'start', 'check', 'progress', 'begin', 'mine',
            'planted', 'milestone']
 
-# %% ../nbs/11_course.ipynb #c5495f30
+# %% ../nbs/11_course.ipynb #939165ea
 import ast, io, re, json, uuid, types, shutil, hashlib, tempfile, textwrap, importlib, contextlib
 import sys, signal, linecache, traceback, subprocess, dataclasses
 from pathlib import Path
 
-# %% ../nbs/11_course.ipynb #ac501b89
+# %% ../nbs/11_course.ipynb #29c68dcb
 TODO = "exercise: not written yet"  # what a stub raises: a function that still raises it is not written
 SKIPS = ("slow", "bench", "cuda", "metal", "qcom", "dsp", "model")  # cells no test run runs: shown, not run, in a copy
 DIR = "tinybook-course"  # the learner's workspace, in the current directory, unless `--dir` says otherwise
@@ -29,7 +29,7 @@ def _flags(src:str) -> dict[str, str]:
     return {m[1]: m[2].strip() for m in re.finditer(r"^#\|\s*([\w-]+):?[ \t]*(.*)$", src, re.M)}
 def _code(src:str) -> str: return re.sub(r"^#\|.*\n?", "", src, flags=re.M).strip() + "\n"
 
-# %% ../nbs/11_course.ipynb #788fc8fe
+# %% ../nbs/11_course.ipynb #b9a62d97
 @dataclasses.dataclass
 class Exercise:
     "A function of a chapter's exported code that the learner writes, with its hint, check and planted fault."
@@ -48,7 +48,7 @@ def _owner(fn:ast.FunctionDef) -> str|None:
     return next((d.args[0].id for d in fn.decorator_list if getattr(getattr(d, "func", 0), "id", 0) == "patch_to"),
                 None)
 
-# %% ../nbs/11_course.ipynb #b4faf4e5
+# %% ../nbs/11_course.ipynb #7ac0d055
 def _modules(chapter:str) -> list[str]:
     "The modules notebook `chapter` exports to, its own first."
     fs = [_flags(c["source"]) for c in _cells(nbs_dir() / f"{chapter}.ipynb") if c["cell_type"] == "code"]
@@ -75,7 +75,7 @@ def chapters() -> list[str]:
     return [p.stem for p in sorted(nbs_dir().glob("[0-9]*.ipynb"))
             if re.search(r'"#\|\s*exercise\b', p.read_text(encoding="utf-8"))]
 
-# %% ../nbs/11_course.ipynb #b83ad949
+# %% ../nbs/11_course.ipynb #f04968c9
 def stub(ex:Exercise) -> str:
     "The learner's starting cell: signature and docstring, the hint, a body raising `TODO`, the line that checks it."
     fn, lines = _def(ex.code), ex.code.splitlines()
@@ -85,7 +85,7 @@ def stub(ex:Exercise) -> str:
     return "\n".join(lines[fn.lineno - 1:first.lineno - 1] + doc + hint +
                      [f"{ind}raise NotImplementedError({TODO!r})", f"{ex.name} = mine({ex.name})"]) + "\n"
 
-# %% ../nbs/11_course.ipynb #1818be0c
+# %% ../nbs/11_course.ipynb #bca758a5
 def student_copy(chapter:str) -> dict:
     ("Notebook `chapter` as a learner starts it: its text, each exercise a stub, its other exported code as text (the "
      "package runs it), cells needing hardware shown and not run.")
@@ -114,7 +114,7 @@ def student_copy(chapter:str) -> dict:
         else: cells.append(code(src))
     return dict(nb, cells=cells)
 
-# %% ../nbs/11_course.ipynb #31c47f64
+# %% ../nbs/11_course.ipynb #7013e65d
 _refs: dict = {}  # (module, owner, name) -> (the package's function, its (code, defaults, kwdefaults)), at first use
 _added: dict = {}  # module -> the names learners' cells added to it
 def _ref(ex:Exercise) -> tuple:
@@ -149,7 +149,7 @@ def stand_in(ex:Exercise, fn:types.FunctionType):
         ref.__code__, ref.__defaults__, ref.__kwdefaults__ = was
         for k in new: mod.pop(k, None); _added[ex.module].discard(k)
 
-# %% ../nbs/11_course.ipynb #9ef18299
+# %% ../nbs/11_course.ipynb #d8493f7e
 def _kept(code:str, name:str) -> ast.Module:
     ("The learner's cell `code` as it runs outside the notebook: no bare expressions, no `mine` line, exercise `name` "
      "without decorators.")
@@ -180,7 +180,7 @@ def run_check(ex:Exercise) -> tuple[bool, str]:
                        (f" (printed: {' | '.join(said)})" if said else ""))
     return True, next((ln for ln in reversed(out.getvalue().splitlines()) if ln.startswith("ok")), "ok")
 
-# %% ../nbs/11_course.ipynb #187233d7
+# %% ../nbs/11_course.ipynb #211d714b
 def _sha(code:str, name:str) -> str|None:
     "A hash of the learner's cell `code` as it runs (`_kept`), blind to comments and spacing; None if it cannot parse."
     try: return hashlib.sha1(ast.dump(_kept(code, name)).encode()).hexdigest()[:12]
@@ -205,7 +205,7 @@ def _finished(d, but:str) -> list[tuple[Exercise, types.FunctionType]]:
                 with contextlib.suppress(Exception): out.append((ex, _compile(ex, code[ex.name])))
     return out
 
-# %% ../nbs/11_course.ipynb #d7a101c9
+# %% ../nbs/11_course.ipynb #fb0b4e64
 def _known(chapter:str) -> str:
     if chapter not in (have := chapters()):
         raise ValueError(f"no exercises in {chapter!r}: the chapters with exercises are {', '.join(have)}")
@@ -237,7 +237,7 @@ def check(chapter:str, d:str=DIR, only:str|None=None) -> dict[str, tuple[str, st
     _record(d, chapter, rec)
     return out
 
-# %% ../nbs/11_course.ipynb #844bc9cc
+# %% ../nbs/11_course.ipynb #db5f72d8
 def progress(d:str=DIR) -> list[tuple[str, int, int, str]]:
     ("Per chapter with exercises: (chapter, passed, exercises, a mark per exercise: + passed, x failed, ~ changed "
      "since its check, . not written; '' when the chapter is not started).")
@@ -252,7 +252,7 @@ def progress(d:str=DIR) -> list[tuple[str, int, int, str]]:
         rows.append((ch, marks.count("+"), len(exs), marks if (Path(d) / f"{ch}.ipynb").exists() else ""))
     return rows
 
-# %% ../nbs/11_course.ipynb #342ed5b8
+# %% ../nbs/11_course.ipynb #3d3a7521
 _now: list = []  # the chapter `begin` started in this notebook
 def begin(chapter:str, ns:dict) -> None:
     ("The first cell of a learner's copy: the chapter's modules' names into `ns`; their finished exercises of other "
@@ -280,7 +280,7 @@ def mine(fn:types.FunctionType) -> types.FunctionType:
             _record(".", ex.chapter, {ex.name: (_sha(cell, ex.name), ok, msg)})
     return ex.reference()
 
-# %% ../nbs/11_course.ipynb #4714b25f
+# %% ../nbs/11_course.ipynb #e5fd64f4
 def planted(chapter:str) -> list[str]:
     ("What is wrong with `chapter`'s exercises ([] if nothing): in a fresh learner's copy the book's code pasted back "
      "must pass every check, and each planted fault must fail its own.")
@@ -299,7 +299,7 @@ def planted(chapter:str) -> list[str]:
             put(ex, ex.code)
     return bad
 
-# %% ../nbs/11_course.ipynb #464489e5
+# %% ../nbs/11_course.ipynb #290c1a0f
 def _digits() -> str:
     "Train 02c's digits CNN for 150 Adam steps; its accuracy on 360 held-out digits."
     import numpy as np
@@ -360,7 +360,7 @@ def milestone(name:str, d:str=DIR) -> str:
         for ex, fn in (mine := _finished(d, "")): stack.enter_context(stand_in(ex, fn))
         return f"{name}: {MILESTONES[name][1]()} ({len(mine)} of your functions stood in)"
 
-# %% ../nbs/11_course.ipynb #7ca4731c
+# %% ../nbs/11_course.ipynb #b55d3dea
 def _start(a):
     p = start(a.chapter, a.dir, a.force)
     print(f"wrote {p}: open it in Jupyter (`jupyter lab {p}`), or edit it anywhere and run `tinybook course check "
@@ -399,15 +399,16 @@ def _args(*names):
         if "force" in names: p.add_argument("--force", action="store_true", help="write over an existing copy")
     return add
 def _said(run):
-    "`run`, its errors (a chapter without exercises, a copy that is missing or already there) one line on stderr."
+    ("`run`, its errors (a chapter without exercises, a copy missing or already there, a milestone that fails or "
+     "lacks a package or model) one line on stderr.")
     def go(a):
         try: run(a)
-        except (ValueError, FileNotFoundError, FileExistsError) as e:
+        except (ValueError, ImportError, RuntimeError, AssertionError, OSError) as e:
             raise SystemExit(f"tinybook course: {e}") from None
     return go
 course_commands = {"start": ("write a chapter's copy with its exercises to write", _args("chapter", "force"),
                              _said(_start)),
                    "check": ("run a chapter's checks on your code", _args("chapter"), _said(_check)),
-                   "progress": ("the chapters and your exercises in each", _args(), _progress),
+                   "progress": ("the chapters and your exercises in each", _args(), _said(_progress)),
                    "milestone": ("run the digits CNN, a kernel, a JIT replay or Gemma on your stack", _args("name"),
-                                 _milestone)}
+                                 _said(_milestone))}
