@@ -343,10 +343,7 @@ def _plan(cap:_Capture, named:list[tuple[str, Tensor]], in_bufs:list[Buffer], re
     consts = {id(b): s for s, (k, b) in enumerate(zip(kinds, bufs)) if k in ("const", "kept")}
     owners = [(weakref.ref(t), consts[id(b)], b) for t in gc.get_objects()
               if type(t) is Tensor and id(b := _buf(t)) in consts]
-    # tensors it realized, to point at their new values; not its results, which keep the capture's (as a replay's do)
-    rets = {id(t) for t in leaves}
-    temps = [(weakref.ref(t), sid[id(b)], t.shape) for t, b in final.values()
-             if id(t) not in cap.assigned and id(t) not in rets]
+    temps = [(weakref.ref(t), sid[id(b)], t.shape) for t, b in final.values() if id(t) not in cap.assigned]
     # random numbers the kernels read: drawn anew each replay
     draws = [(consts[id(b)], make) for b, make in cap.draws if id(b) in consts]
     return CapturedJit(spec, libs, proxies, [t for t, _ in state], kernels, temps, owners, draws,
@@ -391,7 +388,9 @@ class TinyJit:
         except BaseException: cap.undo(rng); raise  # a refused capture changes nothing: no step, no numbers drawn
         self.names, self.values, self.training, self.cnt = [n for n, _ in tensors], values, training, 2
         self.pyvals = _py_values(self.fxn)
-        return ret
+        # the caller's results as handles of their own: a tensor the function also keeps (`m.h = h`) follows the
+        # replays, these keep the capture's values, as each replay's results keep theirs
+        return _unleaf(_leaves(ret, leaves := []), [Tensor(t.uop) for t in leaves])
 
 # %% ../nbs/08_jit.ipynb #5597dc9d
 @patch_to(TinyJit)
