@@ -7,12 +7,12 @@ __all__ = ['TODO', 'SKIPS', 'DIR', 'MILESTONES', 'CHECK_SECONDS', 'course_comman
            'chapters', 'stub', 'student_copy', 'stand_in', 'run_check', 'start', 'check', 'progress', 'begin', 'mine',
            'planted', 'milestone']
 
-# %% ../nbs/11_course.ipynb #939165ea
+# %% ../nbs/11_course.ipynb #df1e7537
 import ast, io, re, json, uuid, types, shutil, hashlib, tempfile, textwrap, importlib, contextlib
-import sys, signal, linecache, traceback, subprocess, dataclasses
+import sys, signal, functools, linecache, traceback, subprocess, dataclasses
 from pathlib import Path
 
-# %% ../nbs/11_course.ipynb #29c68dcb
+# %% ../nbs/11_course.ipynb #b6aea8b6
 TODO = "exercise: not written yet"  # what a stub raises: a function that still raises it is not written
 SKIPS = ("slow", "bench", "cuda", "metal", "qcom", "dsp", "model")  # cells no test run runs: shown, not run, in a copy
 DIR = "tinybook-course"  # the learner's workspace, in the current directory, unless `--dir` says otherwise
@@ -29,7 +29,7 @@ def _flags(src:str) -> dict[str, str]:
     return {m[1]: m[2].strip() for m in re.finditer(r"^#\|\s*([\w-]+):?[ \t]*(.*)$", src, re.M)}
 def _code(src:str) -> str: return re.sub(r"^#\|.*\n?", "", src, flags=re.M).strip() + "\n"
 
-# %% ../nbs/11_course.ipynb #b9a62d97
+# %% ../nbs/11_course.ipynb #4e3faf2f
 @dataclasses.dataclass
 class Exercise:
     "A function of a chapter's exported code that the learner writes, with its hint, check and planted fault."
@@ -48,13 +48,19 @@ def _owner(fn:ast.FunctionDef) -> str|None:
     return next((d.args[0].id for d in fn.decorator_list if getattr(getattr(d, "func", 0), "id", 0) == "patch_to"),
                 None)
 
-# %% ../nbs/11_course.ipynb #7ac0d055
+# %% ../nbs/11_course.ipynb #e8959417
+@functools.cache
 def _modules(chapter:str) -> list[str]:
     "The modules notebook `chapter` exports to, its own first."
     fs = [_flags(c["source"]) for c in _cells(nbs_dir() / f"{chapter}.ipynb") if c["cell_type"] == "code"]
     mod = next(f["default_exp"] for f in fs if "default_exp" in f)
     return [f"tinybook.{m}" for m in dict.fromkeys([mod] + [f[k] for f in fs for k in ("export", "exports")
                                                              if f.get(k)])]
+def _namespace(chapter:str) -> dict:
+    "The names of the modules notebook `chapter` exports to: what its cells see."
+    ns = {}
+    for m in _modules(chapter): ns.update(vars(importlib.import_module(m)))
+    return ns
 def exercises(chapter:str) -> list[Exercise]:
     "The exercises of notebook `chapter` (its `#| exercise` cells) in the book's order, each with its `#| check` cell."
     cells, mod = _cells(nbs_dir() / f"{chapter}.ipynb"), _modules(chapter)[0]
@@ -75,7 +81,7 @@ def chapters() -> list[str]:
     return [p.stem for p in sorted(nbs_dir().glob("[0-9]*.ipynb"))
             if re.search(r'"#\|\s*exercise\b', p.read_text(encoding="utf-8"))]
 
-# %% ../nbs/11_course.ipynb #f04968c9
+# %% ../nbs/11_course.ipynb #97648bf8
 def stub(ex:Exercise) -> str:
     "The learner's starting cell: signature and docstring, the hint, a body raising `TODO`, the line that checks it."
     fn, lines = _def(ex.code), ex.code.splitlines()
@@ -85,7 +91,7 @@ def stub(ex:Exercise) -> str:
     return "\n".join(lines[fn.lineno - 1:first.lineno - 1] + doc + hint +
                      [f"{ind}raise NotImplementedError({TODO!r})", f"{ex.name} = mine({ex.name})"]) + "\n"
 
-# %% ../nbs/11_course.ipynb #bca758a5
+# %% ../nbs/11_course.ipynb #81695f40
 def student_copy(chapter:str) -> dict:
     ("Notebook `chapter` as a learner starts it: its text, each exercise a stub, its other exported code as text (the "
      "package runs it), cells needing hardware shown and not run.")
@@ -114,7 +120,7 @@ def student_copy(chapter:str) -> dict:
         else: cells.append(code(src))
     return dict(nb, cells=cells)
 
-# %% ../nbs/11_course.ipynb #7013e65d
+# %% ../nbs/11_course.ipynb #b37e81f9
 _refs: dict = {}  # (module, owner, name) -> (the package's function, its (code, defaults, kwdefaults)), at first use
 _added: dict = {}  # module -> the names learners' cells added to it
 def _ref(ex:Exercise) -> tuple:
@@ -149,7 +155,7 @@ def stand_in(ex:Exercise, fn:types.FunctionType):
         ref.__code__, ref.__defaults__, ref.__kwdefaults__ = was
         for k in new: mod.pop(k, None); _added[ex.module].discard(k)
 
-# %% ../nbs/11_course.ipynb #d8493f7e
+# %% ../nbs/11_course.ipynb #e27bf63b
 def _kept(code:str, name:str) -> ast.Module:
     ("The learner's cell `code` as it runs outside the notebook: no bare expressions, no `mine` line, exercise `name` "
      "without decorators.")
@@ -160,17 +166,14 @@ def _kept(code:str, name:str) -> ast.Module:
     return ast.Module(body, [])
 def _compile(ex:Exercise, code:str) -> types.FunctionType|None:
     "The learner's function from their cell `code`, compiled among the package's names; None while it is the stub."
-    ns = {}
-    for m in _modules(ex.chapter): ns.update(vars(importlib.import_module(m)))
-    ns.pop(ex.name, None); ns["__name__"] = "__main__"  # the book's own function is not theirs
+    ns = _namespace(ex.chapter); ns.pop(ex.name, None); ns["__name__"] = "__main__"  # the book's function is not theirs
     exec(compile(_kept(code, ex.name), f"<yours: {ex.name}>", "exec"), ns)
     if not isinstance(fn := ns.get(ex.name), types.FunctionType):
         raise NameError(f"your cell defines no function {ex.name}")
     return None if TODO in fn.__code__.co_consts else fn
 def run_check(ex:Exercise) -> tuple[bool, str]:
     "Run `ex`'s check on whatever stands in now: (passed, its last 'ok: ...' line, or what failed and where)."
-    ns, out = {"__name__": "__check__"}, io.StringIO()
-    for m in _modules(ex.chapter): ns.update(vars(importlib.import_module(m)))
+    ns, out = _namespace(ex.chapter) | {"__name__": "__check__"}, io.StringIO()
     try:
         with contextlib.redirect_stdout(out): exec(compile(ex.check, f"<check {ex.name}>", "exec"), ns)
     except Exception as e:
@@ -180,7 +183,7 @@ def run_check(ex:Exercise) -> tuple[bool, str]:
                        (f" (printed: {' | '.join(said)})" if said else ""))
     return True, next((ln for ln in reversed(out.getvalue().splitlines()) if ln.startswith("ok")), "ok")
 
-# %% ../nbs/11_course.ipynb #211d714b
+# %% ../nbs/11_course.ipynb #545fc384
 def _sha(code:str, name:str) -> str|None:
     "A hash of the learner's cell `code` as it runs (`_kept`), blind to comments and spacing; None if it cannot parse."
     try: return hashlib.sha1(ast.dump(_kept(code, name)).encode()).hexdigest()[:12]
@@ -205,7 +208,7 @@ def _finished(d, but:str) -> list[tuple[Exercise, types.FunctionType]]:
                 with contextlib.suppress(Exception): out.append((ex, _compile(ex, code[ex.name])))
     return out
 
-# %% ../nbs/11_course.ipynb #fb0b4e64
+# %% ../nbs/11_course.ipynb #38f0ed3b
 def _known(chapter:str) -> str:
     if chapter not in (have := chapters()):
         raise ValueError(f"no exercises in {chapter!r}: the chapters with exercises are {', '.join(have)}")
@@ -237,7 +240,7 @@ def check(chapter:str, d:str=DIR, only:str|None=None) -> dict[str, tuple[str, st
     _record(d, chapter, rec)
     return out
 
-# %% ../nbs/11_course.ipynb #db5f72d8
+# %% ../nbs/11_course.ipynb #2a537979
 def progress(d:str=DIR) -> list[tuple[str, int, int, str]]:
     ("Per chapter with exercises: (chapter, passed, exercises, a mark per exercise: + passed, x failed, ~ changed "
      "since its check, . not written; '' when the chapter is not started).")
@@ -252,12 +255,12 @@ def progress(d:str=DIR) -> list[tuple[str, int, int, str]]:
         rows.append((ch, marks.count("+"), len(exs), marks if (Path(d) / f"{ch}.ipynb").exists() else ""))
     return rows
 
-# %% ../nbs/11_course.ipynb #3d3a7521
+# %% ../nbs/11_course.ipynb #a8bdbe27
 _now: list = []  # the chapter `begin` started in this notebook
 def begin(chapter:str, ns:dict) -> None:
     ("The first cell of a learner's copy: the chapter's modules' names into `ns`; their finished exercises of other "
      "chapters (in the current folder, their workspace) stand in for the book's.")
-    for m in _modules(chapter): ns.update({k: v for k, v in vars(importlib.import_module(m)).items() if k[:2] != "__"})
+    ns.update({k: v for k, v in _namespace(chapter).items() if k[:2] != "__"})
     for ex in exercises(chapter): _ref(ex)  # before the learner's cells run
     for ex, fn in (done := _finished(".", chapter)): _swap(ex, fn, _uses(fn))
     _now[:] = [chapter]
@@ -280,7 +283,7 @@ def mine(fn:types.FunctionType) -> types.FunctionType:
             _record(".", ex.chapter, {ex.name: (_sha(cell, ex.name), ok, msg)})
     return ex.reference()
 
-# %% ../nbs/11_course.ipynb #e5fd64f4
+# %% ../nbs/11_course.ipynb #80c62976
 def planted(chapter:str) -> list[str]:
     ("What is wrong with `chapter`'s exercises ([] if nothing): in a fresh learner's copy the book's code pasted back "
      "must pass every check, and each planted fault must fail its own.")
@@ -299,7 +302,7 @@ def planted(chapter:str) -> list[str]:
             put(ex, ex.code)
     return bad
 
-# %% ../nbs/11_course.ipynb #290c1a0f
+# %% ../nbs/11_course.ipynb #a7fe0195
 def _digits() -> str:
     "Train 02c's digits CNN for 150 Adam steps; its accuracy on 360 held-out digits."
     import numpy as np
@@ -360,7 +363,7 @@ def milestone(name:str, d:str=DIR) -> str:
         for ex, fn in (mine := _finished(d, "")): stack.enter_context(stand_in(ex, fn))
         return f"{name}: {MILESTONES[name][1]()} ({len(mine)} of your functions stood in)"
 
-# %% ../nbs/11_course.ipynb #b55d3dea
+# %% ../nbs/11_course.ipynb #beca3bd1
 def _start(a):
     p = start(a.chapter, a.dir, a.force)
     print(f"wrote {p}: open it in Jupyter (`jupyter lab {p}`), or edit it anywhere and run `tinybook course check "
