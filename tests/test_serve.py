@@ -33,7 +33,7 @@ def _served(tmp_path_factory):
 def test_models_and_health(served):
     url, path, _, _, client, _ = served
     assert [m.id for m in client.models.list().data] == [path]
-    assert httpx.get(url + "/health").json() == {"status": "ok"}  # public: no key needed
+    assert httpx.get(url + "/health").json() == {"status": "ok", "slots_idle": 4, "slots_processing": 0}  # public: no key needed
 
 def test_chat(served):
     _, path, tok, expect, client, _ = served
@@ -198,7 +198,7 @@ def test_a_bug_answers_500_and_keeps_the_connection():
     import threading, uvicorn
     from types import SimpleNamespace
     from tinybook.llm.serve import make_app
-    app = make_app(SimpleNamespace(tok=None, model=SimpleNamespace(max_ctx=64), name="broken", jobs=None))
+    app = make_app(SimpleNamespace(tok=None, model=SimpleNamespace(max_ctx=64), name="broken", jobs=None, slots=[None]))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="critical"))
     th = threading.Thread(target=server.run, daemon=True); th.start()
     try:

@@ -99,10 +99,12 @@ class GGUFLinear:
 
 # %% ../../nbs/09b_model.ipynb #a14d2e2f
 class Transformer:
-    "A Llama, Qwen3 or Gemma 3 from GGUF tensors `ts` (name -> (bytes, GGUFTensor)), KV cache of `max_ctx` on `device`."
-    def __init__(self, cfg:Config, ts:dict, max_ctx:int, device:str|None=None, q8:bool=False):
+    """A Llama, Qwen3 or Gemma 3 from GGUF tensors `ts` (name -> (bytes, GGUFTensor)) on `device`: `slots` KV caches
+    (a sequence each) of `max_ctx` positions."""
+    def __init__(self, cfg:Config, ts:dict, max_ctx:int, device:str|None=None, q8:bool=False, slots:int=1):
         check_weights(cfg, ts)  # before anything is allocated
-        if max_ctx < 1: raise ValueError(f"Transformer: max_ctx is {max_ctx}: expected at least 1")
+        for k, v in (("max_ctx", max_ctx), ("slots", slots)):
+            if v < 1: raise ValueError(f"Transformer: {k} is {v}: expected at least 1")
         # Llama 3.x: each frequency divided by its factor
         f = ts["rope_freqs.weight"][0].numpy() if "rope_freqs.weight" in ts else 1
         if not np.all((f > 0) & (f < np.inf)): raise GGUFError("tensor 'rope_freqs.weight': a factor not > 0")
@@ -119,77 +121,118 @@ class Transformer:
         names += ["attn_q_norm", "attn_k_norm"] * ARCHS[cfg.arch]
         self.blocks = [{n: w(f"blk.{i}.{n}.weight") for n in names} for i in range(cfg.layers)]
         zeros = lambda: Tensor.zeros(cfg.kv_heads, max_ctx, cfg.head_dim, device=device).contiguous().realize()
-        self.cache = [(zeros(), zeros()) for _ in range(cfg.layers)]
-        self.cached, self.steps = [], {}  # cached: the tokens `feed` left there
+        self.cache = [[(zeros(), zeros()) for _ in range(cfg.layers)] for _ in range(slots)]  # [slot][block]
+        self.cached, self.steps = [[] for _ in range(slots)], {}  # cached: the tokens each slot's cache holds
         bases = {cfg.rope_base, 10000.0 if cfg.window else cfg.rope_base}  # Gemma's windowed blocks: base 10000
         self.rope = {b: [t.realize() for t in Tensor.rope_freqs(cfg.head_dim, max_ctx, b, device, f)] for b in bases}
     @classmethod
-    def from_gguf(cls, path:str, max_ctx:int=4096, device:str|None=None, q8:bool=False) -> tuple[Transformer, dict]:
-        "The model in GGUF file `path` (bytes moved to `device`), a cache of at most `max_ctx`; the file's metadata."
+    def from_gguf(cls, path:str, max_ctx:int=4096, device:str|None=None, q8:bool=False,
+                  slots:int=1) -> tuple[Transformer, dict]:
+        "The model in GGUF file `path` (bytes moved to `device`), `slots` caches of at most `max_ctx`; the metadata."
         meta, ts = gguf_tensors(path); cfg = Config.from_meta(meta)
-        return cls(cfg, ts, min(max_ctx, cfg.ctx), device, q8), meta
+        return cls(cfg, ts, min(max_ctx, cfg.ctx), device, q8, slots), meta
 
 # %% ../../nbs/09b_model.ipynb #3f732bb1
 @patch_to(Transformer)
-def _attention(self, b:dict, ck:Tensor, cv:Tensor, h:Tensor, pos, n:int, local:bool) -> Tensor:
-    "Attention of block `b` for the `n` new tokens `h` at positions `pos`..: keys and values cached in `ck`, `cv`."
-    c, at = self.cfg, Tensor.arange(n, device=h.device) + pos  # (n,) the positions of the new tokens
-    q, k, v = [b[f"attn_{x}"](h).reshape(n, m, c.head_dim)
+def _attention(self, b:dict, h:Tensor, rows:list, local:bool) -> Tensor:
+    """Attention of block `b` for new tokens `h`: `rows` [(ck, cv, pos, n)] says that the next `n` of them are one
+    sequence's, at positions `pos`.., its keys and values cached in `ck`, `cv`."""
+    c, N = self.cfg, h.shape[0]
+    q, k, v = [b[f"attn_{x}"](h).reshape(N, m, c.head_dim)  # every row's tokens at once: a weight is read once
                for x, m in (("q", c.heads), ("k", c.kv_heads), ("v", c.kv_heads))]
     if ARCHS[c.arch]: q, k = q.rms_norm(eps=c.eps) * b["attn_q_norm"], k.rms_norm(eps=c.eps) * b["attn_k_norm"]
-    cos, sin = [t[at].reshape(n, 1, -1) for t in self.rope[10000.0 if local else c.rope_base]]
+    ats = [Tensor.arange(n, device=h.device) + pos for _, _, pos, n in rows]  # each row's positions
+    at = ats[0].cat(*ats[1:])  # (N,)
+    cos, sin = [t[at].reshape(N, 1, -1) for t in self.rope[10000.0 if local else c.rope_base]]
     # Llama's GGUF: pairs (2i, 2i+1)
     q, k = q.rope(cos, sin, interleaved=not ARCHS[c.arch]), k.rope(cos, sin, interleaved=not ARCHS[c.arch])
-    ck[:, pos:pos + n], cv[:, pos:pos + n] = k.transpose(0, 1), v.transpose(0, 1)  # in place, at the position
-    keys, vals = ck[:, :pos + n], cv[:, :pos + n]  # rows 0..pos+n-1: a Sym size when pos is a Variable
-    j, at = Tensor.arange(keys.shape[1], device=h.device), at.reshape(n, 1)
-    # the token at position p sees keys 0..p (the last `window` of them)
-    mask = (j <= at) & (j > at - c.window) if local else j <= at
-    # (heads, n, head_dim)
-    o = q.transpose(0, 1).scaled_dot_product_attention(keys, vals, attn_mask=mask, enable_gqa=True)
-    return b["attn_output"](o.transpose(0, 1).reshape(n, c.heads * c.head_dim))
+    outs, o = [], 0
+    for (ck, cv, pos, n), at in zip(rows, ats):
+        ck[:, pos:pos + n], cv[:, pos:pos + n] = k[o:o + n].transpose(0, 1), v[o:o + n].transpose(0, 1)  # in place
+        keys, vals = ck[:, :pos + n], cv[:, :pos + n]  # rows 0..pos+n-1: a Sym size when pos is a Variable
+        j, at = Tensor.arange(keys.shape[1], device=h.device), at.reshape(n, 1)
+        # the token at position p sees keys 0..p (the last `window` of them)
+        mask = (j <= at) & (j > at - c.window) if local else j <= at
+        # (heads, n, head_dim)
+        a = q[o:o + n].transpose(0, 1).scaled_dot_product_attention(keys, vals, attn_mask=mask, enable_gqa=True)
+        outs.append(a.transpose(0, 1).reshape(n, c.heads * c.head_dim)); o += n
+    return b["attn_output"](outs[0].cat(*outs[1:]))
+
 
 # %% ../../nbs/09b_model.ipynb #872277f5
 @patch_to(Transformer)
-def forward(self, ids:Tensor, pos) -> Tensor:
-    "Logits of the last of tokens `ids` (n,) at positions `pos`.. (int or bound Variable), keys and values cached."
+def forward(self, ids:Tensor, pos, slot:int=0) -> Tensor:
+    """Logits (vocab,) of the last of tokens `ids` (n,) at positions `pos`.. (int or bound Variable) in cache `slot`;
+    or, `pos` a list, logits (n, vocab) of token `ids[s]` at position `pos[s]` in cache `s`, for each s: a batch."""
     c, n, x = self.cfg, ids.shape[0], self.embed.rows(ids)
+    rows = [(s, p, 1) for s, p in enumerate(pos)] if isinstance(pos, list) else [(slot, pos, n)]  # (slot, pos, count)
     gemma, norm = c.arch == "gemma3", lambda x, w: x.rms_norm(eps=c.eps) * w
     if gemma: x = x * c.dim ** 0.5  # Gemma scales the embedding
-    for i, (b, (ck, cv)) in enumerate(zip(self.blocks, self.cache)):
-        a = self._attention(b, ck, cv, norm(x, b["attn_norm"]), pos, n, c.local(i))
+    for i, b in enumerate(self.blocks):
+        a = self._attention(b, norm(x, b["attn_norm"]), [(*self.cache[s][i], p, m) for s, p, m in rows], c.local(i))
         x = x + (norm(a, b["post_attention_norm"]) if gemma else a)
         h = norm(x, b["ffn_norm"])
         # Gemma: GELU (tanh), others SwiGLU
         f = b["ffn_down"]((b["ffn_gate"](h).gelu() if gemma else b["ffn_gate"](h).silu()) * b["ffn_up"](h))
         # else the next cache write recomputes every block
         x = (x + (norm(f, b["post_ffw_norm"]) if gemma else f)).realize()
+    if isinstance(pos, list): return self.out(x.rms_norm(eps=c.eps) * self.norm)  # every row's one token
     return self.out(x[n - 1:].rms_norm(eps=c.eps) * self.norm).reshape(-1)
+
 
 # %% ../../nbs/09b_model.ipynb #c59f9ceb
 @patch_to(Transformer)
-def feed(self, ids:list[int], at:int) -> Tensor:
-    "Logits after tokens `ids` at positions `at`.. (the cache holds the `at` before them), in jitted chunks of 2^k."
-    if not ids or at + len(ids) > self.max_ctx:
-        raise ValueError(f"feed: {len(ids)} tokens at {at} do not fit a cache of {self.max_ctx}")
-    if bad := [i for i in ids if i not in range(self.vocab)]:
-        raise ValueError(f"feed: token id {bad[0]!r} is not in the vocabulary (0..{self.vocab - 1})")
-    self.cached = kept = self.cached[:at]  # rows from `at` on are rewritten: if this fails, they hold nothing known
+def feed(self, ids:list[int], at:int, slot:int=0) -> Tensor:
+    """Logits after tokens `ids` at positions `at`.. in cache `slot` (which holds the `at` before them), in jitted
+    chunks of 2^k."""
+    self._check(ids, [at], len(ids), [slot])
+    # rows from `at` on are rewritten: if this fails, they hold nothing known
+    self.cached[slot] = kept = self.cached[slot][:at]
     rest, p = list(ids), at
     while rest:
         n = 1 << min(6, len(rest).bit_length() - 1)  # the largest power of two that fits, at most 64
-        if n not in self.steps:
-            self.steps[n] = (TinyJit(lambda t, v: self.forward(t, v).realize()), Variable("pos", 0, self.max_ctx - n))
-        jit, pos = self.steps[n]
+        if (slot, n) not in self.steps:
+            self.steps[slot, n] = (TinyJit(lambda t, v: self.forward(t, v, slot).realize()),
+                                   Variable("pos", 0, self.max_ctx - n))
+        jit, pos = self.steps[slot, n]
         chunk = Tensor(np.array(rest[:n], np.int32), device=self.device)
         logits, rest, p = jit(chunk, pos.bind(p, self.device)), rest[n:], p + n
-    self.cached = kept + list(ids)
+    self.cached[slot] = kept + list(ids)
     return logits
 @patch_to(Transformer)
-def reusable(self, ids:list[int]) -> int:
-    "How many of prompt `ids`' first tokens the cache holds already (all but the last at most: its logits are needed)."
-    return min(next((i for i, (a, b) in enumerate(zip(self.cached, ids)) if a != b),
-                    min(len(self.cached), len(ids))), len(ids) - 1)
+def step(self, ids:list, at:list[int]) -> Tensor:
+    """Logits (k, vocab) after token `ids[s]` at position `at[s]` in cache `s`, for s in 0..k-1: one decode step of k
+    sequences at once, jitted for each k. A row whose token is None only fills the batch: its logits mean nothing
+    and it leaves its cache's tokens as they were."""
+    if not 0 < len(ids) == len(at) <= len(self.cache):
+        raise ValueError(f"step: {len(ids)} tokens and {len(at)} positions for {len(self.cache)} caches")
+    # a filler runs token 0 just past its cache's tokens (the last position if it is full)
+    at = [min(len(self.cached[s]), self.max_ctx - 1) if t is None else p for s, (t, p) in enumerate(zip(ids, at))]
+    live, ids = [t is not None for t in ids], [0 if t is None else t for t in ids]
+    self._check(ids, at, 1, range(k := len(ids)))
+    for s, p in enumerate(at): self.cached[s] = self.cached[s][:p]
+    if ("batch", k) not in self.steps:
+        self.steps["batch", k] = (TinyJit(lambda t, ps: self.forward(t, ps).realize()),
+                                  [Variable(f"pos{s}", 0, self.max_ctx - 1) for s in range(k)])
+    jit, vs = self.steps["batch", k]
+    logits = jit(Tensor(np.array(ids, np.int32), device=self.device), [v.bind(p, self.device) for v, p in zip(vs, at)])
+    for s, t in enumerate(ids): self.cached[s] += [t] * live[s]
+    return logits
+@patch_to(Transformer)
+def _check(self, ids:list[int], at:list[int], n:int, slots) -> None:
+    "Refuse tokens `ids` outside the vocabulary, or `n` tokens at each position `at` in `slots` we lack or cannot hold."
+    fits = all(s in range(len(self.cache)) for s in slots) and all(0 <= p <= self.max_ctx - n for p in at)
+    if not ids or not fits:
+        raise ValueError(f"{len(ids)} tokens at {at} in slots {list(slots)} do not fit {len(self.cache)} caches "
+                         f"of {self.max_ctx} positions")
+    if bad := [i for i in ids if i not in range(self.vocab)]:
+        raise ValueError(f"token id {bad[0]!r} is not in the vocabulary (0..{self.vocab - 1})")
+@patch_to(Transformer)
+def reusable(self, ids:list[int], slot:int=0) -> int:
+    "How many of prompt `ids`' first tokens cache `slot` holds (all but the last at most: its logits are needed)."
+    c = self.cached[slot]
+    return min(next((i for i, (a, b) in enumerate(zip(c, ids)) if a != b), min(len(c), len(ids))), len(ids) - 1)
+
 
 # %% ../../nbs/09b_model.ipynb #bf3488eb
 ASCII_VOCAB = {"tokenizer.ggml.model": "llama",
@@ -335,7 +378,8 @@ def load_model(a):
     from tinybook.llm.tokenizer import Tokenizer
     try: path = model_path(a.model)
     except (ValueError, RuntimeError) as e: raise SystemExit(f"tinybook llm: {e}") from None
-    try: return Tokenizer.from_gguf(path), Transformer.from_gguf(path, a.ctx, q8=a.q8)[0]
+    slots = getattr(a, "parallel", 1)  # 09c's serve: a cache for each request decoded at once
+    try: return Tokenizer.from_gguf(path), Transformer.from_gguf(path, a.ctx, q8=a.q8, slots=slots)[0]
     except (ValueError, OSError) as e: raise SystemExit(f"tinybook llm: {e}") from None  # one line, no traceback
 
 # %% ../../nbs/09b_model.ipynb #0d4d511a

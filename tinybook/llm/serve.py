@@ -6,11 +6,11 @@
 __all__ = ['NUM', 'MAX_BODY', 'MAX_STOPS', 'MAX_STOP_LEN', 'APIError', 'Job', 'parse', 'Engine', 'make_app']
 
 # %% ../../nbs/09c_serve.ipynb #2a296a9d
-import json, hmac, time, uuid, queue, asyncio, threading, functools, numpy as np
+import json, hmac, time, uuid, queue, asyncio, threading, functools, contextlib, numpy as np
 from dataclasses import dataclass, field
 from typing import Callable
 from ..helpers import patch_to
-from .model import Sampler, StopText, generate, llm_commands, model_args, load_model
+from .model import Sampler, StopText, llm_commands, model_args, load_model
 
 # %% ../../nbs/09c_serve.ipynb #e07f783e
 class APIError(Exception):
@@ -123,17 +123,31 @@ def parse(body, chat:bool, tok, name:str, ctx:int) -> Job:
     return Job(ids, max_new, sampling, stop, v.get("n", 1), lp, stream, usage, chat)
 
 # %% ../../nbs/09c_serve.ipynb #c4320367
+@dataclass
+class _Slot:
+    "A job in a slot: its choice `c` under way, that choice's sampler and text, the prompt tokens it still has to run."
+    job: Job; cached: int  # cached: the prompt's tokens the slot held when the job came
+    c: int = -1; made: int = 0; k: int = 0  # k: tokens choice c said; made: those of the choices before it
+    todo: list = field(default_factory=list); at: int = 0; nxt: int|None = None  # nxt: the token to run at `at`
+    smp: Sampler|None = None; d: object = None; st: StopText|None = None
 class Engine:
-    "The model behind the server: one worker thread runs the jobs in arrival order; the HTTP side queues and reads."
-    def __init__(self, tok, model, name:str):
+    """The model behind the server: a worker thread runs up to a job a cache (`model`'s slots), their decode steps
+    batched; the HTTP side queues jobs and reads their events."""
+    CHUNK = 64  # prompt tokens a tick runs at most, between two decode steps
+    def __init__(self, tok, model, name:str, thread:bool=True):
         from tinybook.llm.tokenizer import Detokenizer
         self.tok, self.model, self.name, self.jobs, self.detok = tok, model, name, queue.Queue(), Detokenizer
-        threading.Thread(target=self._work, name="tinybook-engine", daemon=True).start()
+        self.slots: list[_Slot|None] = [None] * len(model.cache)
+        self.stats = dict(prompt_tokens=0, tokens=0, steps=0, rows=0, busy=0.0)  # what /metrics reports
+        self.trace: list[str]|None = None  # a list: each tick's slots, as `tick` draws them
+        if thread: threading.Thread(target=self._work, name="tinybook-engine", daemon=True).start()
     def _work(self):
         while True:
-            job = self.jobs.get()
-            try: self.run(job)
-            except Exception as e: job.emit(("error", f"generation failed: {type(e).__name__}: {e}"))
+            with self._failing(range(len(self.slots))): self.tick(block=True)  # a bug ends the jobs under way, not us
+    def run(self, *jobs:Job) -> None:
+        "Queue `jobs` and run ticks here until every job ended (with no worker thread: tests)."
+        for j in jobs: self.jobs.put(j)
+        while any(self.slots) or not self.jobs.empty(): self.tick()
     def logprobs(self, lg:np.ndarray, t:int, k:int) -> dict:
         "OpenAI's log-probability entry for token `t` under logits `lg`, with the `k` most likely tokens."
         lp = lg - lg.max() - np.log(np.exp(lg - lg.max()).sum())
@@ -141,32 +155,81 @@ class Engine:
                          "logprob": float(lp[i]), "bytes": list(b)}
         return {**one(t), "top_logprobs": [one(i) for i in np.argsort(-lp)[:k]]}
 
+
 # %% ../../nbs/09c_serve.ipynb #b848550d
 @patch_to(Engine)
-def run(self, job:Job) -> None:
-    "Generate `job`'s choices, reporting to `job.emit` as tokens come."
-    m, tok, made = self.model, self.tok, 0
-    cached = m.reusable(job.ids)
-    for c in range(job.n):
-        if job.cancelled.is_set(): return  # before a queued job's prompt, and between choices
-        s, seen = dict(job.sampling), [0, None]  # tokens drawn, the last logits (not all: each is a vocabulary)
-        smp = Sampler(s.get("temperature", 1.0), s.get("top_k", 0), s.get("top_p", 1.0), s.get("min_p", 0.0),
-                      s["seed"] + c if "seed" in s else None)  # OpenAI's defaults; choice c draws with seed + c
-        d, st, why, k = self.detok(tok), StopText(job.stop), "length", 0
-        def draw(lg):
-            seen[:] = [seen[0] + 1, lg]
-            return smp(lg)
-        for t in (gen := generate(m, job.ids, job.max_new, draw, (tok.eos,))):
-            if job.cancelled.is_set(): gen.close(); return
-            out, hit, k = *st.feed(d.add(t)), k + 1
-            job.emit(("delta", c, out, None if job.logprobs is None else self.logprobs(seen[1], t, job.logprobs)))
-            if hit: why = "stop"; gen.close(); break
-        else:
-            if st.held: job.emit(("delta", c, st.held, None))
-            if seen[0] > k: why = "stop"  # the last token drawn was EOS, which is not said
-        job.emit(("done", c, why)); made += k
-    job.emit(("end", {"prompt_tokens": len(job.ids), "completion_tokens": made, "total_tokens": len(job.ids) + made,
-                      "prompt_tokens_details": {"cached_tokens": cached}}))
+def tick(self, block:bool=False) -> None:
+    """Give free slots to queued jobs (waiting for one if `block` and none runs), run one prompt chunk, then one decode
+    step for every slot with a token to run."""
+    self._admit(block and not any(self.slots))
+    for s, r in enumerate(self.slots):
+        if r and r.job.cancelled.is_set(): self.slots[s] = None  # its client left: the slot is free at once
+    t0, fill = time.perf_counter(), next((s for s, r in enumerate(self.slots) if r and r.todo), None)
+    if fill is not None:
+        with self._failing([fill]):
+            r = self.slots[fill]; n = min(len(r.todo), self.CHUNK)
+            lg = self.model.feed(r.todo[:n], r.at, fill)
+            r.todo, r.at = r.todo[n:], r.at + n; self.stats["prompt_tokens"] += n
+            if not r.todo: self._token(fill, r, lg.numpy())
+    if rows := [s for s, r in enumerate(self.slots) if r and r.nxt is not None]:
+        k = min(1 << rows[-1].bit_length(), len(self.slots))  # a power of two: rows past the last live one fill it
+        with self._failing(rows):
+            ids = [r.nxt if (r := self.slots[s]) else None for s in range(k)]
+            lg = self.model.step(ids, [r.at if r else 0 for r in self.slots[:k]]).numpy()
+        for s in rows:
+            with self._failing([s]):
+                if r := self.slots[s]: r.at, r.nxt = r.at + 1, None; self._token(s, r, lg[s])
+        self.stats["steps"] += 1; self.stats["rows"] += len(rows)
+    if self.trace is not None and (fill is not None or rows):
+        self.trace.append("".join("P" if s == fill else "d" if s in rows else "." for s in range(len(self.slots))))
+    self.stats["busy"] += time.perf_counter() - t0
+@patch_to(Engine)
+@contextlib.contextmanager
+def _failing(self, slots:list[int]):
+    "Run the block; if it raises, end the jobs in `slots` with an error event and free their slots (the others go on)."
+    try: yield
+    except Exception as e:
+        for s in slots:
+            if r := self.slots[s]: r.job.emit(("error", f"generation failed: {type(e).__name__}: {e}"))
+            self.slots[s] = None
+@patch_to(Engine)
+def _admit(self, block:bool) -> None:
+    "Queued jobs into free slots, each where the longest start of its prompt is cached (skipping cancelled ones)."
+    while None in self.slots:
+        try: job = self.jobs.get(block=block)
+        except queue.Empty: return
+        block = False
+        if job.cancelled.is_set(): continue  # its client left while it waited
+        s = max((s for s, r in enumerate(self.slots) if r is None), key=lambda s: (self.model.reusable(job.ids, s), -s))
+        self.slots[s] = r = _Slot(job, self.model.reusable(job.ids, s)); self._next(s, r)
+@patch_to(Engine)
+def _next(self, s:int, r:_Slot) -> None:
+    "Start slot `s`'s next choice (seeded `seed + c`, its prompt run anew past what the cache holds), or end its job."
+    job, r.c, r.made = r.job, r.c + 1, r.made + r.k
+    if r.c == job.n:
+        self.slots[s] = None
+        return job.emit(("end", {"prompt_tokens": len(job.ids), "completion_tokens": r.made, "total_tokens":
+                                 len(job.ids) + r.made, "prompt_tokens_details": {"cached_tokens": r.cached}}))
+    g = job.sampling  # OpenAI's defaults
+    r.smp = Sampler(g.get("temperature", 1.0), g.get("top_k", 0), g.get("top_p", 1.0), g.get("min_p", 0.0),
+                    g["seed"] + r.c if "seed" in g else None)
+    r.d, r.st, r.k, r.at = self.detok(self.tok), StopText(job.stop), 0, self.model.reusable(job.ids, s)
+    r.todo = job.ids[r.at:]
+@patch_to(Engine)
+def _token(self, s:int, r:_Slot, lg:np.ndarray) -> None:
+    "Draw slot `s`'s next token from logits `lg`, report its text; end the choice at EOS, a stop string or its length."
+    job, t = r.job, r.smp(lg)
+    if t == self.tok.eos: return self._done(s, r, "stop")  # EOS is not said
+    out, hit = r.st.feed(r.d.add(t)); r.k += 1; self.stats["tokens"] += 1
+    job.emit(("delta", r.c, out, None if job.logprobs is None else self.logprobs(lg, t, job.logprobs)))
+    if hit: self._done(s, r, "stop", held=False)
+    elif r.k == min(job.max_new, self.model.max_ctx - len(job.ids)): self._done(s, r, "length")
+    else: r.nxt = t  # the next decode step runs it at position r.at
+@patch_to(Engine)
+def _done(self, s:int, r:_Slot, why:str, held:bool=True) -> None:
+    if held and r.st.held: r.job.emit(("delta", r.c, r.st.held, None))
+    r.job.emit(("done", r.c, why)); self._next(s, r)
+
 
 # %% ../../nbs/09c_serve.ipynb #20701ea0
 def _choice(job:Job, i:int, text:str, lps:list, why) -> dict:
@@ -247,14 +310,25 @@ def _guard(app, api_key:str|None):
 def make_app(engine:Engine, api_key:str|None=None):
     "The FastAPI app serving `engine` with OpenAI's API (`api_key`: the Bearer token every route but /health needs)."
     from fastapi import FastAPI
-    from fastapi.responses import JSONResponse, StreamingResponse
+    from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
     from starlette.exceptions import HTTPException
     app, created, ctx = FastAPI(title="tinybook"), int(time.time()), engine.model.max_ctx
     async def on_api(r, e): return _fail(e)
     async def on_http(r, e): return _fail(APIError(e.status_code, f"{r.method} {r.url.path}: {e.detail}"))
     for kind, handler in ((APIError, on_api), (HTTPException, on_http)): app.add_exception_handler(kind, handler)
     app.add_middleware(_guard, api_key=api_key)  # inside Starlette's last resort, which drops the connection
-    async def health(request): return JSONResponse({"status": "ok"})
+    async def health(request):
+        busy = sum(r is not None for r in engine.slots)
+        return JSONResponse({"status": "ok", "slots_idle": len(engine.slots) - busy, "slots_processing": busy})
+    async def metrics(request):  # llama-server's counters, in Prometheus' text format
+        st, busy = engine.stats, sum(r is not None for r in engine.slots)
+        rows = [("prompt_tokens_total", "counter", st["prompt_tokens"]),
+                ("tokens_predicted_total", "counter", st["tokens"]),
+                ("decode_steps_total", "counter", st["steps"]), ("busy_seconds_total", "counter", round(st["busy"], 3)),
+                ("predicted_tokens_seconds", "gauge", round(st["tokens"] / max(st["busy"], 1e-9), 2)),
+                ("rows_per_decode_step", "gauge", round(st["rows"] / max(st["steps"], 1), 3)),
+                ("requests_processing", "gauge", busy), ("requests_deferred", "gauge", engine.jobs.qsize())]
+        return PlainTextResponse("".join(f"# TYPE tinybook:{k} {t}\ntinybook:{k} {v}\n" for k, t, v in rows))
     async def models(request):
         model = {"id": engine.name, "object": "model", "created": created, "owned_by": "tinybook"}
         return JSONResponse({"object": "list", "data": [model]})
@@ -275,7 +349,8 @@ def make_app(engine:Engine, api_key:str|None=None):
         watch = asyncio.create_task(_watch(request, job, events))
         try: return JSONResponse(await _answer(job, events, head))
         finally: watch.cancel()
-    for path, endpoint, method in (("/health", health, "GET"), ("/v1/models", models, "GET"),
+    for path, endpoint, method in (("/health", health, "GET"), ("/metrics", metrics, "GET"),
+                                   ("/v1/models", models, "GET"),
                                    ("/v1/chat/completions", functools.partial(complete, chat=True), "POST"),
                                    ("/v1/completions", functools.partial(complete, chat=False), "POST")):
         app.add_route(path, endpoint, methods=[method])  # Starlette's plain routes: the request comes as it is
@@ -286,6 +361,7 @@ def _serve_args(c) -> None:
     model_args(c, sampling=False, default="gemma3-270m")
     c.add_argument("--host", default="127.0.0.1"); c.add_argument("--port", type=int, default=8000)
     c.add_argument("--api-key", default=None, help="the Bearer token every /v1/ request must carry")
+    c.add_argument("--parallel", "-np", type=int, default=4, help="requests decoded at once: a KV cache each")
 def _serve(a) -> None:
     try: import uvicorn
     except ImportError:
