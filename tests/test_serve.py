@@ -198,7 +198,7 @@ def test_a_bug_answers_500_and_keeps_the_connection():
     import threading, uvicorn
     from types import SimpleNamespace
     from tinybook.llm.serve import make_app
-    app = make_app(SimpleNamespace(tok=None, model=SimpleNamespace(max_ctx=64), name="broken", jobs=None, slots=[None]))
+    app = make_app(SimpleNamespace(tok=None, model=SimpleNamespace(max_ctx=64), name="broken", jobs=None, slots=[None], ready=True))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="critical"))
     th = threading.Thread(target=server.run, daemon=True); th.start()
     try:

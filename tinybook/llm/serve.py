@@ -140,8 +140,18 @@ class Engine:
         self.slots: list[_Slot|None] = [None] * len(model.cache)
         self.stats = dict(prompt_tokens=0, tokens=0, steps=0, rows=0, busy=0.0)  # what /metrics reports
         self.trace: list[str]|None = None  # a list: each tick's slots, as `tick` draws them
+        self.ready = not thread  # with a thread: once `warm` has run there
         if thread: threading.Thread(target=self._work, name="tinybook-engine", daemon=True).start()
+    def warm(self) -> None:
+        "Capture every step a job may need (each slot's prompt chunks, each batch size) twice: none waits for a capture."
+        m, sizes = self.model, [1 << i for i in range(7) if 1 << i < self.model.max_ctx]
+        for _ in range(2):
+            for s in range(len(self.slots)):
+                for n in sizes: m.feed([0] * n, 0, s)
+            for k in [1 << i for i in range(len(self.slots).bit_length())] + [len(self.slots)]: m.step([0] * k, [0] * k)
+        m.cached = [[] for _ in m.cached]  # what warming wrote is nobody's prompt
     def _work(self):
+        self.warm(); self.ready = True
         while True:
             with self._failing(range(len(self.slots))): self.tick(block=True)  # a bug ends the jobs under way, not us
     def run(self, *jobs:Job) -> None:
@@ -317,7 +327,8 @@ def make_app(engine:Engine, api_key:str|None=None):
     async def on_http(r, e): return _fail(APIError(e.status_code, f"{r.method} {r.url.path}: {e.detail}"))
     for kind, handler in ((APIError, on_api), (HTTPException, on_http)): app.add_exception_handler(kind, handler)
     app.add_middleware(_guard, api_key=api_key)  # inside Starlette's last resort, which drops the connection
-    async def health(request):
+    async def health(request):  # 503 while the engine warms up, as llama-server's while it loads
+        if not engine.ready: return _fail(APIError(503, "the model is warming up", None, "loading"))
         busy = sum(r is not None for r in engine.slots)
         return JSONResponse({"status": "ok", "slots_idle": len(engine.slots) - busy, "slots_processing": busy})
     async def metrics(request):  # llama-server's counters, in Prometheus' text format
