@@ -120,8 +120,8 @@ class Transformer:
         names += ["post_attention_norm", "post_ffw_norm"] * (cfg.arch == "gemma3")
         names += ["attn_q_norm", "attn_k_norm"] * ARCHS[cfg.arch]
         self.blocks = [{n: w(f"blk.{i}.{n}.weight") for n in names} for i in range(cfg.layers)]
-        zeros = lambda: Tensor.zeros(cfg.kv_heads, max_ctx, cfg.head_dim, device=device).contiguous().realize()
-        self.cache = [[(zeros(), zeros()) for _ in range(cfg.layers)] for _ in range(slots)]  # [slot][block]
+        zeros = lambda: Tensor.zeros(slots, cfg.kv_heads, max_ctx, cfg.head_dim, device=device).contiguous().realize()
+        self.cache, self.slots = [(zeros(), zeros()) for _ in range(cfg.layers)], slots  # a block's keys, values
         self.cached, self.steps = [[] for _ in range(slots)], {}  # cached: the tokens each slot's cache holds
         bases = {cfg.rope_base, 10000.0 if cfg.window else cfg.rope_base}  # Gemma's windowed blocks: base 10000
         self.rope = {b: [t.realize() for t in Tensor.rope_freqs(cfg.head_dim, max_ctx, b, device, f)] for b in bases}
@@ -134,49 +134,52 @@ class Transformer:
 
 # %% ../../nbs/09b_model.ipynb #3f732bb1
 @patch_to(Transformer)
-def _attention(self, b:dict, h:Tensor, rows:list, local:bool) -> Tensor:
-    """Attention of block `b` for new tokens `h`: `rows` [(ck, cv, pos, n)] says that the next `n` of them are one
-    sequence's, at positions `pos`.., its keys and values cached in `ck`, `cv`."""
-    c, N = self.cfg, h.shape[0]
+def _attention(self, b:dict, ck:Tensor, cv:Tensor, h:Tensor, rows:list, keys, local:bool) -> Tensor:
+    """Attention of block `b` (keys and values cached in `ck`, `cv`: slot, head, position) for new tokens `h`: `rows`
+    [(slot, pos, n)], a row the next `n` tokens of the sequence in `slot`, at positions `pos`.. (one row of a prompt,
+    or a token each in consecutive slots), each seeing its slot's first `keys` positions at most."""
+    c, N, B = self.cfg, h.shape[0], len(rows)
     q, k, v = [b[f"attn_{x}"](h).reshape(N, m, c.head_dim)  # every row's tokens at once: a weight is read once
                for x, m in (("q", c.heads), ("k", c.kv_heads), ("v", c.kv_heads))]
     if ARCHS[c.arch]: q, k = q.rms_norm(eps=c.eps) * b["attn_q_norm"], k.rms_norm(eps=c.eps) * b["attn_k_norm"]
-    ats = [Tensor.arange(n, device=h.device) + pos for _, _, pos, n in rows]  # each row's positions
-    at = ats[0].cat(*ats[1:])  # (N,)
+    ats = [Tensor.arange(n, device=h.device) + pos for _, pos, n in rows]
+    at = ats[0].cat(*ats[1:])  # (N,) the positions of the new tokens
     cos, sin = [t[at].reshape(N, 1, -1) for t in self.rope[10000.0 if local else c.rope_base]]
     # Llama's GGUF: pairs (2i, 2i+1)
     q, k = q.rope(cos, sin, interleaved=not ARCHS[c.arch]), k.rope(cos, sin, interleaved=not ARCHS[c.arch])
-    outs, o = [], 0
-    for (ck, cv, pos, n), at in zip(rows, ats):
-        ck[:, pos:pos + n], cv[:, pos:pos + n] = k[o:o + n].transpose(0, 1), v[o:o + n].transpose(0, 1)  # in place
-        keys, vals = ck[:, :pos + n], cv[:, :pos + n]  # rows 0..pos+n-1: a Sym size when pos is a Variable
-        j, at = Tensor.arange(keys.shape[1], device=h.device), at.reshape(n, 1)
-        # the token at position p sees keys 0..p (the last `window` of them)
-        mask = (j <= at) & (j > at - c.window) if local else j <= at
-        # (heads, n, head_dim)
-        a = q[o:o + n].transpose(0, 1).scaled_dot_product_attention(keys, vals, attn_mask=mask, enable_gqa=True)
-        outs.append(a.transpose(0, 1).reshape(n, c.heads * c.head_dim)); o += n
-    return b["attn_output"](outs[0].cat(*outs[1:]))
+    for o, (s, pos, n) in zip(range(0, N, N // B), rows):  # in place, at the positions
+        ck[s, :, pos:pos + n], cv[s, :, pos:pos + n] = k[o:o + n].transpose(0, 1), v[o:o + n].transpose(0, 1)
+    s = rows[0][0]  # the rows' slots, s.., positions 0..keys-1: a Sym size when keys is a Variable
+    ks, vs, T = ck[s:s + B, :, :keys], cv[s:s + B, :, :keys], N // B
+    j, at = Tensor.arange(ks.shape[2], device=h.device), at.reshape(B, 1, T, 1)
+    # the token at position p sees keys 0..p (the last `window` of them)
+    mask = (j <= at) & (j > at - c.window) if local else j <= at
+    # (rows, heads, tokens, head_dim)
+    o = q.reshape(B, T, c.heads, c.head_dim).transpose(1, 2).scaled_dot_product_attention(ks, vs, attn_mask=mask,
+                                                                                           enable_gqa=True)
+    return b["attn_output"](o.transpose(1, 2).reshape(N, c.heads * c.head_dim))
 
 
 # %% ../../nbs/09b_model.ipynb #872277f5
 @patch_to(Transformer)
-def forward(self, ids:Tensor, pos, slot:int=0) -> Tensor:
+def forward(self, ids:Tensor, pos, slot:int=0, keys=None) -> Tensor:
     """Logits (vocab,) of the last of tokens `ids` (n,) at positions `pos`.. (int or bound Variable) in cache `slot`;
-    or, `pos` a list, logits (n, vocab) of token `ids[s]` at position `pos[s]` in cache `s`, for each s: a batch."""
+    or, `pos` a list, logits (n, vocab) of token `ids[s]` at position `pos[s]` in cache `s` for each s, a batch whose
+    rows see the first `keys` (more than the largest `pos`) positions of their caches."""
     c, n, x = self.cfg, ids.shape[0], self.embed.rows(ids)
-    rows = [(s, p, 1) for s, p in enumerate(pos)] if isinstance(pos, list) else [(slot, pos, n)]  # (slot, pos, count)
+    batch = isinstance(pos, list)
+    rows, keys = ([(s, p, 1) for s, p in enumerate(pos)], keys) if batch else ([(slot, pos, n)], pos + n)
     gemma, norm = c.arch == "gemma3", lambda x, w: x.rms_norm(eps=c.eps) * w
     if gemma: x = x * c.dim ** 0.5  # Gemma scales the embedding
-    for i, b in enumerate(self.blocks):
-        a = self._attention(b, norm(x, b["attn_norm"]), [(*self.cache[s][i], p, m) for s, p, m in rows], c.local(i))
+    for i, (b, (ck, cv)) in enumerate(zip(self.blocks, self.cache)):
+        a = self._attention(b, ck, cv, norm(x, b["attn_norm"]), rows, keys, c.local(i))
         x = x + (norm(a, b["post_attention_norm"]) if gemma else a)
         h = norm(x, b["ffn_norm"])
         # Gemma: GELU (tanh), others SwiGLU
         f = b["ffn_down"]((b["ffn_gate"](h).gelu() if gemma else b["ffn_gate"](h).silu()) * b["ffn_up"](h))
         # else the next cache write recomputes every block
         x = (x + (norm(f, b["post_ffw_norm"]) if gemma else f)).realize()
-    if isinstance(pos, list): return self.out(x.rms_norm(eps=c.eps) * self.norm)  # every row's one token
+    if batch: return self.out(x.rms_norm(eps=c.eps) * self.norm)  # every row's one token
     return self.out(x[n - 1:].rms_norm(eps=c.eps) * self.norm).reshape(-1)
 
 
@@ -204,26 +207,28 @@ def step(self, ids:list, at:list[int]) -> Tensor:
     """Logits (k, vocab) after token `ids[s]` at position `at[s]` in cache `s`, for s in 0..k-1: one decode step of k
     sequences at once, jitted for each k. A row whose token is None only fills the batch: its logits mean nothing
     and it leaves its cache's tokens as they were."""
-    if not 0 < len(ids) == len(at) <= len(self.cache):
-        raise ValueError(f"step: {len(ids)} tokens and {len(at)} positions for {len(self.cache)} caches")
+    if not 0 < len(ids) == len(at) <= self.slots:
+        raise ValueError(f"step: {len(ids)} tokens and {len(at)} positions for {self.slots} caches")
     # a filler runs token 0 just past its cache's tokens (the last position if it is full)
     at = [min(len(self.cached[s]), self.max_ctx - 1) if t is None else p for s, (t, p) in enumerate(zip(ids, at))]
     live, ids = [t is not None for t in ids], [0 if t is None else t for t in ids]
     self._check(ids, at, 1, range(k := len(ids)))
     for s, p in enumerate(at): self.cached[s] = self.cached[s][:p]
-    if ("batch", k) not in self.steps:
-        self.steps["batch", k] = (TinyJit(lambda t, ps: self.forward(t, ps).realize()),
-                                  [Variable(f"pos{s}", 0, self.max_ctx - 1) for s in range(k)])
+    if ("batch", k) not in self.steps:  # a position each row, and how many positions the rows see
+        vs = [Variable(f"pos{s}", 0, self.max_ctx - 1) for s in range(k)] + [Variable("keys", 1, self.max_ctx)]
+        self.steps["batch", k] = (TinyJit(lambda t, ps, n: self.forward(t, ps, keys=n).realize()), vs)
     jit, vs = self.steps["batch", k]
-    logits = jit(Tensor(np.array(ids, np.int32), device=self.device), [v.bind(p, self.device) for v, p in zip(vs, at)])
+    seen = max(p for p, ok in zip(at, live) if ok) + 1 if any(live) else 1  # a filler's rows past it: never read
+    ps = [v.bind(p, self.device) for v, p in zip(vs, at + [seen])]
+    logits = jit(Tensor(np.array(ids, np.int32), device=self.device), ps[:k], ps[k])
     for s, t in enumerate(ids): self.cached[s] += [t] * live[s]
     return logits
 @patch_to(Transformer)
 def _check(self, ids:list[int], at:list[int], n:int, slots) -> None:
     "Refuse tokens `ids` outside the vocabulary, or `n` tokens at each position `at` in `slots` we lack or cannot hold."
-    fits = all(s in range(len(self.cache)) for s in slots) and all(0 <= p <= self.max_ctx - n for p in at)
+    fits = all(s in range(self.slots) for s in slots) and all(0 <= p <= self.max_ctx - n for p in at)
     if not ids or not fits:
-        raise ValueError(f"{len(ids)} tokens at {at} in slots {list(slots)} do not fit {len(self.cache)} caches "
+        raise ValueError(f"{len(ids)} tokens at {at} in slots {list(slots)} do not fit {self.slots} caches "
                          f"of {self.max_ctx} positions")
     if bad := [i for i in ids if i not in range(self.vocab)]:
         raise ValueError(f"token id {bad[0]!r} is not in the vocabulary (0..{self.vocab - 1})")

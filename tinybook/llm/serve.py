@@ -137,13 +137,13 @@ class Engine:
     def __init__(self, tok, model, name:str, thread:bool=True):
         from tinybook.llm.tokenizer import Detokenizer
         self.tok, self.model, self.name, self.jobs, self.detok = tok, model, name, queue.Queue(), Detokenizer
-        self.slots: list[_Slot|None] = [None] * len(model.cache)
+        self.slots: list[_Slot|None] = [None] * model.slots
         self.stats = dict(prompt_tokens=0, tokens=0, steps=0, rows=0, busy=0.0)  # what /metrics reports
         self.trace: list[str]|None = None  # a list: each tick's slots, as `tick` draws them
         self.ready = not thread  # with a thread: once `warm` has run there
         if thread: threading.Thread(target=self._work, name="tinybook-engine", daemon=True).start()
     def warm(self) -> None:
-        "Capture every step a job may need (each slot's prompt chunks, each batch size) twice: none waits for a capture."
+        "Capture every step a job may need (each slot's prompt chunks, each batch size), twice: none waits for one."
         m, sizes = self.model, [1 << i for i in range(7) if 1 << i < self.model.max_ctx]
         for _ in range(2):
             for s in range(len(self.slots)):
