@@ -7,7 +7,7 @@ import httpx
 from .llm import gguf_file
 
 ROOT = Path(__file__).parent.parent
-LLAMA_SERVER = os.getenv("LLAMA_SERVER", str(ROOT / ".cache/llama-server/build/bin/llama-server"))
+LLAMA_SERVER = os.getenv("LLAMA_SERVER") or str(ROOT / ".cache/llama-server/build/bin/llama-server")
 
 def start(cmd:list[str], url:str) -> subprocess.Popen:
     "Run server `cmd` until `url`/health answers 200 (its slots ready), or raise with what it printed."
