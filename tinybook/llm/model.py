@@ -159,7 +159,6 @@ def _attention(self, b:dict, ck:Tensor, cv:Tensor, h:Tensor, rows:list, keys, lo
                                                                                            enable_gqa=True)
     return b["attn_output"](o.transpose(1, 2).reshape(N, c.heads * c.head_dim))
 
-
 # %% ../../nbs/09b_model.ipynb #872277f5
 @patch_to(Transformer)
 def forward(self, ids:Tensor, pos, slot:int=0, keys=None) -> Tensor:
@@ -181,7 +180,6 @@ def forward(self, ids:Tensor, pos, slot:int=0, keys=None) -> Tensor:
         x = (x + (norm(f, b["post_ffw_norm"]) if gemma else f)).realize()
     if batch: return self.out(x.rms_norm(eps=c.eps) * self.norm)  # every row's one token
     return self.out(x[n - 1:].rms_norm(eps=c.eps) * self.norm).reshape(-1)
-
 
 # %% ../../nbs/09b_model.ipynb #c59f9ceb
 @patch_to(Transformer)
@@ -238,7 +236,6 @@ def reusable(self, ids:list[int], slot:int=0) -> int:
     c = self.cached[slot]
     return min(next((i for i, (a, b) in enumerate(zip(c, ids)) if a != b), min(len(c), len(ids))), len(ids) - 1)
 
-
 # %% ../../nbs/09b_model.ipynb #bf3488eb
 ASCII_VOCAB = {"tokenizer.ggml.model": "llama",
                "tokenizer.ggml.tokens": [chr(c) for c in range(33, 127)] + ["\u2581", "\n"],
@@ -279,7 +276,6 @@ class Sampler:
         for k, ok in checks:
             if not ok: raise ValueError(f"Sampler: {k}={getattr(self, k)!r} is out of range")
         self.rng = np.random.default_rng(self.seed)
-
 
 # %% ../../nbs/09b_model.ipynb #78388bfe
 @patch_to(Sampler)

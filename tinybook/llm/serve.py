@@ -148,7 +148,8 @@ class Engine:
         for _ in range(2):
             for s in range(len(self.slots)):
                 for n in sizes: m.feed([0] * n, 0, s)
-            for k in [1 << i for i in range(len(self.slots).bit_length())] + [len(self.slots)]: m.step([0] * k, [0] * k)
+            for k in {min(1 << r.bit_length(), len(self.slots)) for r in range(len(self.slots))}:  # as `tick` takes k
+                m.step([0] * k, [0] * k)
         m.cached = [[] for _ in m.cached]  # what warming wrote is nobody's prompt
     def _work(self):
         self.warm(); self.ready = True
@@ -164,7 +165,6 @@ class Engine:
         one = lambda i: {"token": (b := self.tok.token_bytes(int(i))).decode("utf-8", "replace"),
                          "logprob": float(lp[i]), "bytes": list(b)}
         return {**one(t), "top_logprobs": [one(i) for i in np.argsort(-lp)[:k]]}
-
 
 # %% ../../nbs/09c_serve.ipynb #b848550d
 @patch_to(Engine)
@@ -239,7 +239,6 @@ def _token(self, s:int, r:_Slot, lg:np.ndarray) -> None:
 def _done(self, s:int, r:_Slot, why:str, held:bool=True) -> None:
     if held and r.st.held: r.job.emit(("delta", r.c, r.st.held, None))
     r.job.emit(("done", r.c, why)); self._next(s, r)
-
 
 # %% ../../nbs/09c_serve.ipynb #20701ea0
 def _choice(job:Job, i:int, text:str, lps:list, why) -> dict:
@@ -347,8 +346,12 @@ def make_app(engine:Engine, api_key:str|None=None):
         raw = await _body(request, MAX_BODY)
         # JSON and tokens in a thread: a long prompt must not stall the event loop (and /health with it)
         job = await asyncio.to_thread(lambda: parse(_load(raw), chat, engine.tok, engine.name, ctx))
-        loop, events = asyncio.get_running_loop(), asyncio.Queue()
-        job.emit = lambda ev: loop.call_soon_threadsafe(events.put_nowait, ev)
+        loop, events, held = asyncio.get_running_loop(), asyncio.Queue(), []
+        def emit(ev):  # a plain answer is read whole: its events wake the event loop once, at the end
+            held.append(ev)
+            if job.stream or ev[0] in ("end", "error"):
+                evs = held[:]; held.clear(); loop.call_soon_threadsafe(lambda: [events.put_nowait(e) for e in evs])
+        job.emit = emit
         engine.jobs.put(job)
         kind = "chat.completion" if chat else "text_completion"
         head = {"id": f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex[:24]}",
