@@ -182,11 +182,11 @@ def test_a_long_request_holds_one_slot(served):
     "Eight long choices run one after another in one slot: a short request sent meanwhile is answered while they still run."
     url, path = served[:2]
     with cf.ThreadPoolExecutor(1) as pool:
-        long = pool.submit(_post, httpx, url, {"prompt": "a" * 300, "max_tokens": 200, "n": 8, "temperature": 0}, timeout=300)
-        time.sleep(0.5)
+        long = pool.submit(_post, httpx, url, {"prompt": "a", "max_tokens": 500, "n": 8, "temperature": 0}, timeout=300)
+        time.sleep(0.2)
         r = _post(httpx, url, {"prompt": "b", "max_tokens": 2})
         assert r.status_code == 200 and not long.done(), (r.status_code, long.done())  # one at a time, it would wait for all 8
-        assert long.result().status_code == 200 and long.result().json()["usage"]["completion_tokens"] == 8 * 200
+        assert long.result().status_code == 200 and long.result().json()["usage"]["completion_tokens"] == 8 * 500
 
 def test_health_under_attack(served):
     "While 10 MB bodies come (slowly, and at once) and a 1 MB stop string, /health and a small chat answer within 1 s."

@@ -152,7 +152,8 @@ class Engine:
                 m.step([0] * k, [0] * k)
         m.cached = [[] for _ in m.cached]  # what warming wrote is nobody's prompt
     def _work(self):
-        self.warm(); self.ready = True
+        t0 = time.perf_counter(); self.warm(); self.ready = True
+        print(f"tinybook: ready, {len(self.slots)} slots warmed in {time.perf_counter() - t0:.0f} s", flush=True)
         while True:
             with self._failing(range(len(self.slots))): self.tick(block=True)  # a bug ends the jobs under way, not us
     def run(self, *jobs:Job) -> None:
@@ -381,6 +382,7 @@ def _serve(a) -> None:
     except ImportError:
         raise SystemExit("tinybook llm serve needs FastAPI and uvicorn: pip install 'tinybook-dl[llm]'") from None
     tok, model = load_model(a)
-    print(f"tinybook: serving {a.model} at http://{a.host}:{a.port}/v1", flush=True)
+    print(f"tinybook: serving {a.model} at http://{a.host}:{a.port}/v1 once warm (/health answers 503 until then)",
+          flush=True)
     uvicorn.run(make_app(Engine(tok, model, a.model), a.api_key), host=a.host, port=a.port, log_level="warning")
 llm_commands["serve"] = ("serve the model over HTTP with OpenAI's API", _serve_args, _serve)
