@@ -381,6 +381,7 @@ def _serve(a) -> None:
     try: import uvicorn
     except ImportError:
         raise SystemExit("tinybook llm serve needs FastAPI and uvicorn: pip install 'tinybook-dl[llm]'") from None
+    if a.parallel < 1: raise SystemExit(f"tinybook llm serve: --parallel {a.parallel}: expected 1 or more")
     tok, model = load_model(a)
     print(f"tinybook: serving {a.model} at http://{a.host}:{a.port}/v1 once warm (/health answers 503 until then)",
           flush=True)
