@@ -211,8 +211,9 @@ def _admit(self, block:bool) -> None:
         except queue.Empty: return
         block = False
         if job.cancelled.is_set(): continue  # its client left while it waited
-        s = max((s for s, r in enumerate(self.slots) if r is None), key=lambda s: (self.model.reusable(job.ids, s), -s))
-        self.slots[s] = r = _Slot(job, self.model.reusable(job.ids, s)); self._next(s, r)
+        held = {s: self.model.reusable(job.ids, s) for s, r in enumerate(self.slots) if r is None}
+        s = max(held, key=lambda s: (held[s], -s))
+        self.slots[s] = r = _Slot(job, held[s]); self._next(s, r)
 @patch_to(Engine)
 def _next(self, s:int, r:_Slot) -> None:
     "Start slot `s`'s next choice (seeded `seed + c`, its prompt run anew past what the cache holds), or end its job."
