@@ -19,7 +19,7 @@ from ..device import Allocator, Compiler, CompiledDevice, CompiledKernel, Device
 from ..device import search_opts, host_array
 
 # %% auto #0
-__all__ = ['CFLAGS', 'CACHE_FILES', 'SLP_FIX', 'THREAD_WORK', 'CHECK_POINTS', 'c_compiler', 'host_panel', 'compile_c', 'trim_cache', 'thread_pool', 'load_lib', 'CPUProgram', 'host_cores', 'cpu_threads', 'check_opts', 'beam_search', 'CCompiler', 'CPUDevice', 'BARRIER', 'batch_src']
+__all__ = ['CFLAGS', 'CACHE_FILES', 'SLP_FIX', 'THREAD_WORK', 'CHECK_POINTS', 'march', 'c_compiler', 'host_panel', 'compile_c', 'trim_cache', 'thread_pool', 'load_lib', 'CPUProgram', 'host_cores', 'cpu_threads', 'check_opts', 'beam_search', 'CCompiler', 'CPUDevice', 'BARRIER', 'batch_src']
 
 # %% ../../nbs/05a_cpu.ipynb #bc7345ec
 CFLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Werror",
@@ -28,6 +28,15 @@ CFLAGS = ["-O2", "-shared", "-fPIC", "-fwrapv", "-ffp-contract=off", "-fno-math-
           "-Wno-tautological-compare", "-Wno-bool-compare", "-Wno-unused-function",
           # a vector wider than the target's registers changes the ABI, which no call of ours crosses (static functions)
           "-Wno-psabi"]
+@functools.cache
+def _fp16(cc:str, arch:str) -> bool:
+    "Does `cc` for `-march=arch` use AVX512-FP16? (its predefined macros say)"
+    r = subprocess.run([cc, f"-march={arch}", "-dM", "-E", "-x", "c", "/dev/null"], capture_output=True, text=True)
+    return "__AVX512FP16__" in r.stdout
+def march(cc:str) -> list[str]:
+    "`-march=` `CPU_ARCH` (default native) for compiler `cc`, less AVX512-FP16 (see above)."
+    arch = os.getenv("CPU_ARCH", "native")
+    return [f"-march={arch}"] + ["-mno-avx512fp16"] * _fp16(cc, arch)
 def c_compiler() -> str|None:
     "The C compiler to use: `CC`, else gcc, else clang, else None."
     return next((c for c in (os.getenv("CC"), "gcc", "clang") if c and shutil.which(c)), None)
@@ -46,7 +55,7 @@ def compile_c(src:str, name:str="kernel", flags:tuple=()) -> Path:
      "on disk by a hash of all.")
     if (cc := c_compiler()) is None: raise RuntimeError("no C compiler found: install gcc or clang, or set CC")
     clang = ["-Wno-unknown-warning-option"] * ("clang" in Path(cc).name)
-    args = [f"-march={os.getenv('CPU_ARCH', 'native')}", *CFLAGS, *flags] + clang
+    args = [*march(cc), *CFLAGS, *flags] + clang
     lib = cache_dir() / f"{hashlib.sha256((src + cc + ' '.join(args)).encode()).hexdigest()[:24]}.so"
     if lib.exists(): os.utime(lib); return lib  # its time is its last use: what trim_cache keeps
     lib.parent.mkdir(parents=True, exist_ok=True); trim_cache(); t0 = time.perf_counter()
