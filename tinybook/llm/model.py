@@ -147,6 +147,7 @@ def _attention(self, b:dict, ck:Tensor, cv:Tensor, h:Tensor, rows:list, keys, lo
     cos, sin = [t[at].reshape(N, 1, -1) for t in self.rope[10000.0 if local else c.rope_base]]
     # Llama's GGUF: pairs (2i, 2i+1)
     q, k = q.rope(cos, sin, interleaved=not ARCHS[c.arch]), k.rope(cos, sin, interleaved=not ARCHS[c.arch])
+    q.realize(k, v)  # at once: else each cache write below computes the norm, its q8 blocks and the rope rows again
     for o, (s, pos, n) in zip(range(0, N, N // B), rows):  # in place, at the positions
         ck[s, :, pos:pos + n], cv[s, :, pos:pos + n] = k[o:o + n].transpose(0, 1), v[o:o + n].transpose(0, 1)
     s = rows[0][0]  # the rows' slots, s.., positions 0..keys-1: a Sym size when keys is a Variable
@@ -170,6 +171,7 @@ def forward(self, ids:Tensor, pos, slot:int=0, keys=None) -> Tensor:
     rows, keys = ([(s, p, 1) for s, p in enumerate(pos)], keys) if batch else ([(slot, pos, n)], pos + n)
     gemma, norm = c.arch == "gemma3", lambda x, w: x.rms_norm(eps=c.eps) * w
     if gemma: x = x * c.dim ** 0.5  # Gemma scales the embedding
+    x = x.realize()  # read by block 0's attention and its residual: looked up once
     for i, (b, (ck, cv)) in enumerate(zip(self.blocks, self.cache)):
         a = self._attention(b, ck, cv, norm(x, b["attn_norm"]), rows, keys, c.local(i))
         x = x + (norm(a, b["post_attention_norm"]) if gemma else a)
