@@ -174,7 +174,8 @@ def forward(self, ids:Tensor, pos, slot:int=0, keys=None) -> Tensor:
     x = x.realize()  # read by block 0's attention and its residual: looked up once
     for i, (b, (ck, cv)) in enumerate(zip(self.blocks, self.cache)):
         a = self._attention(b, ck, cv, norm(x, b["attn_norm"]), rows, keys, c.local(i))
-        x = x + (norm(a, b["post_attention_norm"]) if gemma else a)
+        # once, for the FFN and the residual: fused into both, a 32-token chunk rounded a token unlike a 4-token one
+        x = (x + (norm(a, b["post_attention_norm"]) if gemma else a)).realize()
         h = norm(x, b["ffn_norm"])
         # Gemma: GELU (tanh), others SwiGLU
         f = b["ffn_down"]((b["ffn_gate"](h).gelu() if gemma else b["ffn_gate"](h).silu()) * b["ffn_up"](h))
